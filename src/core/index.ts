@@ -60,3 +60,5 @@ export {
   toolMessage,
   userMessage,
 } from "./message-helpers.js";
+export { createLogger, silentLogger, SECRET_KEYS } from "./logger.js";
+export type { Logger, LoggerOptions, LogLevel } from "./logger.js";
