@@ -13,6 +13,10 @@ export interface FakeToolCall {
   arguments: string | Record<string, unknown>;
 }
 
+/**
+ * Token counts in OpenAI's convention (prompt tokens include cached ones); the Anthropic
+ * rendering reports `input_tokens = promptTokens - cachedTokens` and `cache_read_input_tokens`.
+ */
 export interface FakeUsage {
   promptTokens?: number;
   completionTokens?: number;
@@ -84,6 +88,11 @@ export interface RecordedRequest {
   stream: boolean;
   /** When the request arrived (epoch ms). */
   at: number;
+}
+
+export interface FakeLLMOptions {
+  /** Steps queued before the first request (same as calling `enqueue` right away). */
+  steps?: FakeStep[];
 }
 
 export interface FakeLLM {
