@@ -1,0 +1,30 @@
+/**
+ * The CLI's only window to the outside: streams, environment and working directory are
+ * injected so tests run commands in-process and read what they printed.
+ */
+import pc from "picocolors";
+import type { Env } from "../config/interpolate.js";
+
+export interface OutputStream {
+  write(chunk: string): unknown;
+  /** True for a terminal; colours are used only then. */
+  isTTY?: boolean;
+}
+
+export interface CliIo {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  env: Env;
+  cwd: string;
+}
+
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+}
+
+export type Colors = ReturnType<typeof pc.createColors>;
+
+/** Colours for one stream: plain strings unless it is a TTY (and NO_COLOR is not set). */
+export function colorsFor(stream: OutputStream, env: Env): Colors {
+  return pc.createColors(stream.isTTY === true && !env.NO_COLOR);
+}

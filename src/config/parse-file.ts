@@ -1,0 +1,64 @@
+/**
+ * Turns file text into a plain object. Syntax errors become one-line ConfigErrors naming the
+ * file and the line, since that is the first thing a user needs to fix a typo.
+ */
+import { extname } from "node:path";
+import { parseDocument } from "yaml";
+import { ConfigError } from "../core/errors.js";
+import { lineColumn, locateJsonError } from "./json-locate.js";
+import { isPlainObject } from "./normalize.js";
+import type { PlainObject } from "./normalize.js";
+
+export type ConfigFormat = "json" | "yaml";
+
+/** By extension; for anything else, sniff: a document starting with `{` is JSON. */
+export function detectFormat(path: string, text: string): ConfigFormat {
+  const ext = extname(path).toLowerCase();
+  if (ext === ".json") return "json";
+  if (ext === ".yaml" || ext === ".yml") return "yaml";
+  return text.trimStart().startsWith("{") ? "json" : "yaml";
+}
+
+/** Parses config text; `file` is the name used in error messages. An empty file is `{}`. */
+export function parseConfigText(text: string, format: ConfigFormat, file: string): PlainObject {
+  const data = format === "json" ? parseJson(text, file) : parseYaml(text, file);
+  if (data === undefined || data === null) return {};
+  if (!isPlainObject(data)) {
+    throw new ConfigError(`${file}: expected a mapping of settings at the top level, got ${describeTop(data)}`, {
+      file,
+      expected: "an object",
+    });
+  }
+  return data;
+}
+
+function describeTop(data: unknown): string {
+  if (Array.isArray(data)) return "a list";
+  return JSON.stringify(data).slice(0, 40);
+}
+
+function parseJson(text: string, file: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const problem = locateJsonError(text);
+    const where = problem ? lineColumn(text, problem.offset) : undefined;
+    const loc = where ? `line ${where.line}, column ${where.col}: ` : "";
+    const reason = problem?.reason ?? (err instanceof Error ? err.message.split("\n")[0] : String(err));
+    throw new ConfigError(`${file}: ${loc}invalid JSON: ${reason}`, { file, expected: "valid JSON", cause: err });
+  }
+}
+
+function parseYaml(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    const loc = pos ? `line ${pos.line}, column ${pos.col}: ` : "";
+    // yaml's messages carry a multi-line code excerpt; keep the first sentence.
+    const reason = (first.message.split("\n")[0] ?? first.message).replace(/ at line \d+, column \d+:?$/, "");
+    throw new ConfigError(`${file}: ${loc}invalid YAML: ${reason}`, { file, expected: "valid YAML", cause: first });
+  }
+  return doc.toJS({ maxAliasCount: 1000 }) as unknown;
+}

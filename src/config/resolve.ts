@@ -1,0 +1,123 @@
+/**
+ * From a raw document to the resolved `NanobotConfig`: normalise keys, interpolate `${VAR}`,
+ * validate, then fill what depends on the environment (workspace, env providers) and merge
+ * what both nanobot dialects spread over two places (MCP servers, named agents).
+ */
+import { isLoopbackHost } from "./config-helpers.js";
+import { providersFromEnv } from "./env-providers.js";
+import { declaredEnv, interpolateConfig } from "./interpolate.js";
+import type { DeclaredEnv, Env } from "./interpolate.js";
+import { normalizeConfig } from "./normalize.js";
+import type { PlainObject } from "./normalize.js";
+import { defaultWorkspace, resolvePath } from "./paths.js";
+import { configSchema } from "./schema.js";
+import type { NanobotConfig } from "./schema.js";
+import type { AgentConfig } from "./schema-agents.js";
+import type { McpServerConfig } from "./schema-tools.js";
+import { validateWith } from "./validate.js";
+
+export interface ResolveOptions {
+  /** Name used in messages (`config.json`, `./my.yaml`). */
+  file: string;
+  env: Env;
+  /** Base for relative paths in the file (its directory). */
+  baseDir: string;
+  /** `$NANOBOT_HOME`, for the default workspace. */
+  home: string;
+  /** Named agents from an `agents/*.md` directory, already validated. */
+  extraAgents?: Record<string, AgentConfig>;
+  /** Add providers from OPENAI_API_KEY & co. (default true). */
+  envProviders?: boolean;
+}
+
+export interface Resolved {
+  config: NanobotConfig;
+  warnings: string[];
+  /** Provider names that came from environment variables. */
+  envProviders: string[];
+}
+
+/** Normalises and interpolates a raw document; exposes the declared env for `agents/*.md`. */
+export function prepareDocument(raw: PlainObject, file: string, env: Env): { doc: PlainObject; declared: DeclaredEnv; warnings: string[] } {
+  const normalized = normalizeConfig(raw);
+  const declared = declaredEnv(normalized.value.env);
+  const doc = interpolateConfig(normalized.value, { env, file, declared });
+  return { doc, declared, warnings: normalized.warnings.map((w) => `${file}: ${w}`) };
+}
+
+/** Resolves an already-prepared document (see `prepareDocument`). Throws ConfigError. */
+export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolved {
+  const { value: parsed, warnings } = validateWith(configSchema, doc, opts.file);
+  const { defaults, ...fileAgents } = parsed.agents;
+  const { mcpServers: toolServers, ...tools } = parsed.tools;
+
+  const named: Record<string, AgentConfig> = { ...opts.extraAgents };
+  for (const [name, agent] of Object.entries(fileAgents)) {
+    if (named[name]) warnings.push(`${opts.file}: agents.${name} is also defined in agents/${name}.md; merging, the file's fields win`);
+    named[name] = { ...named[name], ...agent };
+  }
+
+  const mcpServers: Record<string, McpServerConfig> = {};
+  for (const [name, server] of Object.entries(toolServers ?? {})) mcpServers[name] = server;
+  for (const [name, server] of Object.entries(parsed.mcpServers)) {
+    if (mcpServers[name]) warnings.push(`${opts.file}: mcpServers.${name} is also in tools.mcpServers; using mcpServers.${name}`);
+    mcpServers[name] = server;
+  }
+  for (const [name, server] of Object.entries(mcpServers)) mcpServers[name] = finishServer(server, opts);
+
+  const providers = { ...parsed.providers };
+  const envProviders: string[] = [];
+  if (opts.envProviders !== false) {
+    for (const [name, p] of Object.entries(providersFromEnv(opts.env))) {
+      const existing = providers[name];
+      if (existing?.apiKey) continue;
+      const merged = { ...existing, apiKey: p.apiKey, api: existing?.api ?? p.api };
+      const apiBase = existing?.apiBase ?? p.apiBase;
+      providers[name] = apiBase ? { ...merged, apiBase } : merged;
+      envProviders.push(name);
+    }
+  }
+
+  const workspace = resolvePath(defaults.workspace ?? defaultWorkspace(opts.home), opts.baseDir, opts.env);
+  const config: NanobotConfig = {
+    ...parsed,
+    providers,
+    agents: { defaults: { ...defaults, workspace }, named },
+    tools,
+    mcpServers,
+  };
+  warnings.push(...semanticWarnings(config, opts.file));
+  return { config, warnings, envProviders };
+}
+
+/** Infers the transport and makes `cwd` absolute. */
+function finishServer(server: McpServerConfig, opts: ResolveOptions): McpServerConfig {
+  const out: McpServerConfig = { ...server };
+  if (!out.type) {
+    if (out.command) out.type = "stdio";
+    else if (out.url) out.type = "http";
+  }
+  if (out.cwd) out.cwd = resolvePath(out.cwd, opts.baseDir, opts.env);
+  return out;
+}
+
+/** Valid but probably unintended settings. */
+function semanticWarnings(config: NanobotConfig, file: string): string[] {
+  const out: string[] = [];
+  if (!isLoopbackHost(config.gateway.host) && !config.gateway.apiKey) {
+    out.push(`${file}: gateway.host is ${config.gateway.host} (not loopback) but gateway.apiKey is not set; the gateway will refuse to start`);
+  }
+  const defaults = Object.entries(config.agents.named).filter(([, a]) => a.default === true);
+  if (defaults.length > 1) {
+    out.push(`${file}: several agents have default: true (${defaults.map(([n]) => n).join(", ")}); using ${defaults[0]![0]}`);
+  }
+  for (const [name, agent] of Object.entries(config.agents.named)) {
+    for (const server of agent.mcpServers ?? []) {
+      if (!config.mcpServers[server]) out.push(`${file}: agents.${name}.mcpServers names "${server}", which is not in mcpServers`);
+    }
+  }
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    if (!server.command && !server.url) out.push(`${file}: mcpServers.${name} has neither command nor url`);
+  }
+  return out;
+}

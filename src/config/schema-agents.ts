@@ -1,0 +1,131 @@
+/**
+ * `agents.defaults` (the Python nanobot's single-agent settings) and named agents (the Go
+ * nanobot's `agents.<name>`, also written as `agents/*.md` files). Defaults follow CONTRACT.md.
+ */
+import { z } from "zod";
+import {
+  bool,
+  nonNegativeInt,
+  nonNegativeNumber,
+  oneOf,
+  positiveInt,
+  ratio,
+  str,
+  stringArray,
+  stringList,
+  stringMap,
+} from "./schema-primitives.js";
+
+export const REASONING_EFFORTS = ["minimal", "low", "medium", "high"] as const;
+export const RETRY_MODES = ["standard", "persistent"] as const;
+
+export const agentDefaultsSchema = z
+  .strictObject({
+    model: str().optional().describe("provider/model, split at the first '/'"),
+    provider: str().optional().describe('Force a provider by name; "auto" picks one from the model'),
+    workspace: str().optional().describe("Default: $NANOBOT_HOME/workspace"),
+    maxTokens: positiveInt().default(8192),
+    contextWindowTokens: positiveInt().default(200_000),
+    temperature: nonNegativeNumber().default(0.1),
+    maxToolIterations: positiveInt().default(200),
+    maxToolResultChars: positiveInt().default(16_000),
+    providerRetryMode: oneOf(RETRY_MODES).default("standard"),
+    timezone: str().optional(),
+    unifiedSession: bool().default(false),
+    consolidationRatio: ratio().default(0.5),
+    maxConcurrentSubagents: positiveInt().default(1),
+    fallbackModels: stringArray().default([]),
+    reasoningEffort: oneOf(REASONING_EFFORTS).optional(),
+    modelPreset: str().optional(),
+    // Python nanobot keys we accept so its configs load without warnings.
+    memoryWindow: positiveInt().optional(),
+    maxMessages: positiveInt().optional(),
+    sessionTtlMinutes: nonNegativeInt().optional(),
+    contextBlockLimit: positiveInt().optional(),
+    toolHintMaxLength: positiveInt().optional(),
+    llmTimeoutS: nonNegativeNumber().optional(),
+    disabledSkills: stringArray().optional(),
+    dream: z.looseObject({}).optional(),
+  })
+  .describe("Settings every agent inherits unless it overrides them");
+
+/** Instructions: literal text, or an MCP prompt that produces it (Go nanobot). */
+export const instructionsSchema = z.union(
+  [
+    str(),
+    z.looseObject({
+      mcpServer: str(),
+      prompt: str(),
+      args: stringMap().optional(),
+    }),
+  ],
+  { error: "expected a string or {mcpServer, prompt, args}" },
+);
+
+/** Hook name (config, request, response, …) → MCP targets ("server/tool") that handle it. */
+export const hooksSchema = z.record(
+  z.string(),
+  z.union([str(), z.array(z.union([str(), z.looseObject({})]))], {
+    error: "expected a tool reference or a list of them",
+  }),
+);
+
+export const outputSchema = z.looseObject({
+  name: str().optional(),
+  description: str().optional(),
+  schema: z.record(z.string(), z.unknown()).optional(),
+  strict: bool().optional(),
+  fields: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const agentSchema = z
+  .strictObject({
+    name: str().optional(),
+    shortName: str().optional(),
+    description: str().optional(),
+    icon: str().optional(),
+    iconDark: str().optional(),
+    starterMessages: stringList().optional(),
+    instructions: instructionsSchema.optional(),
+    model: str().optional(),
+    provider: str().optional(),
+    mcpServers: stringList().optional(),
+    tools: stringList().optional(),
+    agents: stringList().optional(),
+    prompts: stringList().optional(),
+    resources: stringList().optional(),
+    hooks: hooksSchema.optional(),
+    temperature: nonNegativeNumber().optional(),
+    topP: ratio().optional(),
+    maxTokens: positiveInt().optional(),
+    contextWindow: positiveInt().optional(),
+    maxToolIterations: positiveInt().optional(),
+    reasoningEffort: oneOf(REASONING_EFFORTS).optional(),
+    reasoning: z.looseObject({ effort: str().optional(), summary: str().optional() }).optional(),
+    toolChoice: str().optional(),
+    toolExtensions: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+    output: outputSchema.optional(),
+    truncation: str().optional(),
+    threadName: str().optional(),
+    chat: bool().optional(),
+    default: bool().optional().describe("Marks the agent that answers when none is named"),
+    permissions: z.record(z.string(), str()).optional(),
+    mimeTypes: stringArray().optional(),
+    toolOutputMaxLines: positiveInt().optional(),
+    toolOutputMaxBytes: positiveInt().optional(),
+    disableToolTruncation: bool().optional(),
+    aliases: stringArray().optional(),
+    cost: z.number().optional(),
+    speed: z.number().optional(),
+    intelligence: z.number().optional(),
+  })
+  .describe("A named agent");
+
+/** `agents`: `defaults` plus any number of named agents. */
+export const agentsSchema = z
+  .object({ defaults: agentDefaultsSchema.default(() => agentDefaultsSchema.parse({})) })
+  .catchall(agentSchema);
+
+export type AgentDefaults = z.output<typeof agentDefaultsSchema>;
+export type AgentConfig = z.output<typeof agentSchema>;
+export type AgentInstructions = z.output<typeof instructionsSchema>;

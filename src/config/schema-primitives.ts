@@ -1,0 +1,86 @@
+/**
+ * Small zod building blocks whose error text is already the user-facing expectation, so a
+ * failed parse turns into `file: key.path: expected a positive integer, got "lots"` without a
+ * lookup table. Every message here starts with "expected".
+ */
+import { z } from "zod";
+
+function expectation(text: string): { error: string } {
+  return { error: `expected ${text}` };
+}
+
+/** An integer > 0 (token limits, ports, counts). */
+export function positiveInt() {
+  const e = expectation("a positive integer");
+  return z.number(e).int(e).positive(e);
+}
+
+/** An integer ≥ 0 (timeouts where 0 means "none", retry counts). */
+export function nonNegativeInt() {
+  const e = expectation("a non-negative integer");
+  return z.number(e).int(e).nonnegative(e);
+}
+
+/** A number ≥ 0 (timeouts in seconds, sampling temperature). */
+export function nonNegativeNumber() {
+  const e = expectation("a non-negative number");
+  return z.number(e).nonnegative(e);
+}
+
+/** A number between 0 and 1 inclusive. */
+export function ratio() {
+  const e = expectation("a number between 0 and 1");
+  return z.number(e).min(0, e).max(1, e);
+}
+
+/** A TCP port number. */
+export function port() {
+  const e = expectation("a port number (1-65535)");
+  return z.number(e).int(e).min(1, e).max(65535, e);
+}
+
+export function str() {
+  return z.string(expectation("a string"));
+}
+
+export function bool() {
+  return z.boolean(expectation("true or false"));
+}
+
+/** One of a fixed set of strings; the message lists the allowed values. */
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  const list = values.map((v) => JSON.stringify(v)).join(", ");
+  return z.enum(values, expectation(`one of ${list}`));
+}
+
+/** A list of strings. */
+export function stringArray() {
+  return z.array(str(), expectation("a list of strings"));
+}
+
+/**
+ * The Go nanobot's `StringList`: a YAML list, or one comma-separated string ("a, b").
+ * Normalised to an array.
+ */
+export function stringList() {
+  return z
+    .union([str(), stringArray()], expectation("a string or a list of strings"))
+    .transform((v) =>
+      typeof v === "string"
+        ? v
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s.length > 0)
+        : v,
+    );
+}
+
+/** A map of string → string (headers, environment variables). */
+export function stringMap() {
+  return z.record(z.string(), str(), expectation("a map of names to strings"));
+}
+
+/** A user or chat id: YAML happily turns telegram ids into numbers, so numbers are accepted. */
+export function idString() {
+  return z.union([str(), z.number()], expectation("a string or a number")).transform((v) => String(v));
+}

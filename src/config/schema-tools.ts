@@ -1,0 +1,76 @@
+/**
+ * Built-in tool settings and MCP server entries. MCP servers are read from the top-level
+ * `mcpServers` (Go nanobot, CONTRACT.md) and from `tools.mcpServers` (Python nanobot).
+ */
+import { z } from "zod";
+import {
+  bool,
+  nonNegativeNumber,
+  oneOf,
+  positiveInt,
+  str,
+  stringArray,
+  stringList,
+  stringMap,
+} from "./schema-primitives.js";
+
+/** Transport names as written by both projects; normalised to stdio | http | sse. */
+const MCP_TRANSPORTS = ["stdio", "http", "sse", "streamableHttp", "streamable-http", "streamable_http"] as const;
+
+export const mcpServerSchema = z
+  .strictObject({
+    type: oneOf(MCP_TRANSPORTS)
+      .transform((t): "stdio" | "http" | "sse" => (t === "stdio" || t === "sse" ? t : "http"))
+      .optional()
+      .describe("Inferred when omitted: command → stdio, url → http"),
+    command: str().optional(),
+    args: stringArray().optional(),
+    env: stringMap().optional(),
+    cwd: str().optional(),
+    url: str().optional(),
+    headers: stringMap().optional(),
+    enabledTools: stringList().optional().describe('Tool names to expose; ["*"] or absent = all'),
+    toolTimeout: nonNegativeNumber().optional().describe("Seconds before a tool call is cancelled"),
+    // Go nanobot descriptive fields.
+    name: str().optional(),
+    shortName: str().optional(),
+    description: str().optional(),
+    icon: str().optional(),
+  })
+  .describe("An MCP server: a command to spawn (stdio) or a URL (Streamable HTTP / SSE)");
+
+export const mcpServersSchema = z.record(z.string(), mcpServerSchema);
+
+export const execToolSchema = z.strictObject({
+  enable: bool().default(true),
+  timeout: positiveInt().default(60).describe("Seconds"),
+  allowPatterns: stringArray().default([]),
+  denyPatterns: stringArray().default([]),
+  pathAppend: str().optional(),
+  sandbox: z.union([str(), bool()]).optional(),
+});
+
+export const webSearchSchema = z.looseObject({
+  provider: str().optional(),
+  apiKey: str().optional(),
+  baseUrl: str().optional(),
+  maxResults: positiveInt().default(5),
+});
+
+export const webToolSchema = z.strictObject({
+  enable: bool().default(true),
+  proxy: str().optional(),
+  search: webSearchSchema.default(() => webSearchSchema.parse({})),
+  fetch: z.looseObject({}).optional(),
+});
+
+export const toolsSchema = z.strictObject({
+  restrictToWorkspace: bool().default(false),
+  exec: execToolSchema.default(() => execToolSchema.parse({})),
+  web: webToolSchema.default(() => webToolSchema.parse({})),
+  ssrfWhitelist: stringArray().default([]),
+  mcpServers: mcpServersSchema.optional().describe("Python nanobot location; merged into the top-level mcpServers"),
+});
+
+export type McpServerConfig = z.output<typeof mcpServerSchema>;
+export type ToolsConfig = z.output<typeof toolsSchema>;
