@@ -6,6 +6,7 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import { registerConfigCommand } from "./commands/config.js";
+import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerStatusCommand } from "./commands/status.js";
 import { createContext } from "./context.js";
 import type { CliContext } from "./context.js";
@@ -36,6 +37,7 @@ export function buildProgram(ctx: CliContext): Command {
     });
   registerConfigCommand(program, ctx);
   registerStatusCommand(program, ctx);
+  registerSessionsCommand(program, ctx);
   return program;
 }
 

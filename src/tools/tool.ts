@@ -11,6 +11,8 @@ export interface ToolContext {
   callId: string;
   /** Session key when run inside a session (`cli:direct`, `api:x`, …). */
   sessionKey?: string;
+  /** Identifies the current turn; per-turn tool state (e.g. repeated workspace violations) keys on it. */
+  turnId?: string;
   /** Working directory for file and exec tools. */
   workspace: string;
   /** Where large outputs are written (`<home>/sessions/<id>/truncated-outputs`). */
@@ -28,6 +30,11 @@ export type ToolOutput =
       /** Never truncate this result (Go nanobot's `skip-truncation` meta). */
       skipTruncation?: boolean;
       structuredContent?: unknown;
+      /**
+       * The tool already delivered the turn's answer to the user (the `message` tool): the
+       * product layer must not also send the final assistant reply of this turn.
+       */
+      suppressFinalReply?: boolean;
     };
 
 export interface Tool<Args = Record<string, unknown>> {

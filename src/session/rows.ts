@@ -1,0 +1,123 @@
+/**
+ * Translation between core `Message`s and `messages` table rows. Tool calls and reasoning text
+ * get their own columns so the database stays inspectable with plain SQL; everything else a
+ * message carries goes into `content` (parts), `flags` (meta) and `attrs` (role extras).
+ */
+import type {
+  AssistantContentPart,
+  AssistantMessage,
+  ContentPart,
+  FinishReason,
+  Message,
+  MessageMeta,
+  ToolCallPart,
+  Usage,
+} from "../core/index.js";
+
+export interface MessageRow {
+  id: string;
+  thread_id: string;
+  seq: number;
+  role: Message["role"];
+  content: string;
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  tool_name: string | null;
+  reasoning: string | null;
+  usage: string | null;
+  created_at: number;
+  turn_id: string | null;
+  flags: string | null;
+  attrs: string | null;
+}
+
+/** Role-specific fields that have no column of their own. */
+interface Attrs {
+  provider?: string;
+  model?: string;
+  finishReason?: FinishReason;
+  isError?: boolean;
+  /** Tool calls are interleaved with other parts; `content` then holds every part in order. */
+  inlineCalls?: boolean;
+}
+
+export function messageToRow(message: Message, threadId: string, seq: number, turnId: string | null): MessageRow {
+  let toolCalls: ToolCallPart[] = [];
+  let parts: ContentPart[] = message.content;
+  let reasoning: string | null = null;
+  let usage: Usage | undefined;
+  const attrs: Attrs = {};
+  if (message.role === "assistant") {
+    toolCalls = message.content.filter((p): p is ToolCallPart => p.type === "toolCall");
+    const firstCall = message.content.findIndex((p) => p.type === "toolCall");
+    const canonical = firstCall < 0 || message.content.slice(firstCall).every((p) => p.type === "toolCall");
+    if (canonical) parts = message.content.filter((p) => p.type !== "toolCall");
+    else attrs.inlineCalls = true;
+    const text = message.content.flatMap((p) => (p.type === "reasoning" ? [p.text] : [])).join("");
+    reasoning = text || null;
+    usage = message.usage;
+    if (message.provider !== undefined) attrs.provider = message.provider;
+    if (message.model !== undefined) attrs.model = message.model;
+    if (message.finishReason !== undefined) attrs.finishReason = message.finishReason;
+  } else if (message.role === "tool") {
+    attrs.isError = message.isError;
+  }
+  return {
+    id: message.id,
+    thread_id: threadId,
+    seq,
+    role: message.role,
+    content: JSON.stringify(parts),
+    tool_calls: toolCalls.length ? JSON.stringify(toolCalls) : null,
+    tool_call_id: message.role === "tool" ? message.toolCallId : null,
+    tool_name: message.role === "tool" ? message.toolName : null,
+    reasoning,
+    usage: usage ? JSON.stringify(usage) : null,
+    created_at: message.createdAt ?? Date.now(),
+    turn_id: turnId,
+    flags: message.meta && Object.keys(message.meta).length ? JSON.stringify(message.meta) : null,
+    attrs: Object.keys(attrs).length ? JSON.stringify(attrs) : null,
+  };
+}
+
+function parseJson<T>(text: string | null): T | undefined {
+  return text === null ? undefined : (JSON.parse(text) as T);
+}
+
+export function rowToMessage(row: MessageRow): Message {
+  const meta = parseJson<MessageMeta>(row.flags);
+  const attrs = parseJson<Attrs>(row.attrs) ?? {};
+  const base = { id: row.id, createdAt: row.created_at, ...(meta ? { meta } : {}) };
+  switch (row.role) {
+    case "system":
+      return { ...base, role: "system", content: JSON.parse(row.content) as Extract<Message, { role: "system" }>["content"] };
+    case "user":
+      return { ...base, role: "user", content: JSON.parse(row.content) as Extract<Message, { role: "user" }>["content"] };
+    case "tool":
+      return {
+        ...base,
+        role: "tool",
+        toolCallId: row.tool_call_id ?? "",
+        toolName: row.tool_name ?? "",
+        content: JSON.parse(row.content) as Extract<Message, { role: "tool" }>["content"],
+        isError: attrs.isError ?? false,
+      };
+    case "assistant": {
+      const parts = JSON.parse(row.content) as AssistantContentPart[];
+      const calls = parseJson<ToolCallPart[]>(row.tool_calls) ?? [];
+      const content = attrs.inlineCalls ? parts : [...parts, ...calls];
+      const message: AssistantMessage = { ...base, role: "assistant", content };
+      const usage = parseJson<Usage>(row.usage);
+      if (usage) message.usage = usage;
+      if (attrs.provider !== undefined) message.provider = attrs.provider;
+      if (attrs.model !== undefined) message.model = attrs.model;
+      if (attrs.finishReason !== undefined) message.finishReason = attrs.finishReason;
+      return message;
+    }
+  }
+}
+
+export const MESSAGE_COLUMNS =
+  "id, thread_id, seq, role, content, tool_calls, tool_call_id, tool_name, reasoning, usage, created_at, turn_id, flags, attrs";
+export const MESSAGE_PARAMS =
+  "@id, @thread_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @reasoning, @usage, @created_at, @turn_id, @flags, @attrs";

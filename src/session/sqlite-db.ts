@@ -1,0 +1,94 @@
+/**
+ * Opening the state database and running transactions safely when several processes share it:
+ * WAL (readers never block the writer), a busy timeout inside SQLite, and on top of it a retry
+ * with backoff for write transactions that still hit `SQLITE_BUSY`.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { migrate } from "./schema.js";
+
+export interface OpenDatabaseOptions {
+  /** Milliseconds SQLite itself waits for a lock before reporting `SQLITE_BUSY` (default 5000). */
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): Database.Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path, { readonly: options.readonly ?? false });
+  db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+  if (!options.readonly) {
+    db.pragma("journal_mode = WAL");
+    // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commit.
+    db.pragma("synchronous = NORMAL");
+  }
+  db.pragma("foreign_keys = ON");
+  if (!options.readonly) migrate(db);
+  return db;
+}
+
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
+}
+
+export interface RetryPolicy {
+  /** Attempts after the first (default 8). */
+  retries: number;
+  /** First backoff in ms, doubled each attempt with jitter, capped at `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Injected so tests can run retry schedules without waiting. */
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = {
+  retries: 8,
+  baseDelayMs: 20,
+  maxDelayMs: 1000,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: Math.random,
+};
+
+export function backoffDelay(attempt: number, policy: RetryPolicy): number {
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
+  return Math.round(exp / 2 + (exp / 2) * policy.random());
+}
+
+/**
+ * Runs `fn` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
+ * writers never deadlock upgrading read locks), retrying the whole transaction on busy.
+ */
+export async function writeTransaction<T>(
+  db: Database.Database,
+  fn: () => T,
+  policy: RetryPolicy = DEFAULT_RETRY,
+  onRetry?: (attempt: number, delayMs: number) => void,
+): Promise<T> {
+  const tx = db.transaction(fn);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return tx.immediate();
+    } catch (error) {
+      if (!isBusyError(error) || attempt >= policy.retries) throw error;
+      const delay = backoffDelay(attempt, policy);
+      onRetry?.(attempt + 1, delay);
+      await policy.sleep(delay);
+    }
+  }
+}
+
+/** A consistent multi-statement read (one snapshot), retried on busy like writes. */
+export async function readTransaction<T>(db: Database.Database, fn: () => T, policy: RetryPolicy = DEFAULT_RETRY): Promise<T> {
+  const tx = db.transaction(fn);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return tx.deferred();
+    } catch (error) {
+      if (!isBusyError(error) || attempt >= policy.retries) throw error;
+      await policy.sleep(backoffDelay(attempt, policy));
+    }
+  }
+}

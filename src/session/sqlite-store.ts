@@ -1,0 +1,280 @@
+/**
+ * The default `SessionStore`: one SQLite file (`<home>/state.db`) shared by every nanobot
+ * process of a home. Writes are short `BEGIN IMMEDIATE` transactions retried on busy; reads
+ * run in a deferred transaction so they see one snapshot.
+ */
+import type Database from "better-sqlite3";
+import { stateDbPath } from "../config/paths.js";
+import { silentLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
+import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
+import { sanitizeToolResults } from "./repair.js";
+import { rowToMessage } from "./rows.js";
+import { DEFAULT_RETRY, openDatabase, readTransaction, writeTransaction } from "./sqlite-db.js";
+import type { RetryPolicy } from "./sqlite-db.js";
+import { SessionQueries } from "./sqlite-queries.js";
+import type { SessionRow, TurnRow } from "./sqlite-queries.js";
+import * as threads from "./sqlite-threads.js";
+import * as turns from "./sqlite-turns.js";
+import type { TurnOps } from "./sqlite-turns.js";
+import { SessionStoreError } from "./types.js";
+import type {
+  ConsolidationPoint,
+  LoadHistoryOptions,
+  SessionInfo,
+  SessionStore,
+  ThreadInfo,
+  TurnHandle,
+  TurnInfo,
+} from "./types.js";
+
+export interface SqliteSessionStoreOptions {
+  /** Database file; defaults to `<home>/state.db`. */
+  path?: string;
+  home?: string;
+  busyTimeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  now?: () => number;
+  logger?: Logger;
+}
+
+export class SqliteSessionStore implements SessionStore {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly q: SessionQueries;
+  private readonly ops: TurnOps;
+  private readonly retry: RetryPolicy;
+  private readonly log: Logger;
+
+  constructor(options: SqliteSessionStoreOptions) {
+    const path = options.path ?? (options.home ? stateDbPath(options.home) : undefined);
+    if (!path) throw new SessionStoreError("SqliteSessionStore needs a path or a home directory");
+    this.path = path;
+    this.log = options.logger ?? silentLogger;
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs });
+    const now = options.now ?? Date.now;
+    this.q = new SessionQueries(this.db, now);
+    this.ops = {
+      q: this.q,
+      now,
+      onDropped: (turnId, count) => this.log.warn("dropped invalid tool results while saving", { turnId, count }),
+    };
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────
+
+  async getSession(key: string): Promise<SessionInfo | null> {
+    return this.read(() => {
+      const row = this.q.session(key);
+      return row ? this.q.sessionInfo(row) : null;
+    });
+  }
+
+  async ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo> {
+    return this.write(() => this.q.sessionInfo(this.q.ensureSession(key, metadata)));
+  }
+
+  async listSessions(): Promise<SessionInfo[]> {
+    return this.read(() =>
+      this.db
+        .prepare<[], SessionRow>("SELECT * FROM sessions ORDER BY updated_at DESC, key")
+        .all()
+        .map((row) => this.q.sessionInfo(row)),
+    );
+  }
+
+  async updateMetadata(key: string, patch: Record<string, unknown>): Promise<void> {
+    await this.write(() => {
+      const row = this.q.ensureSession(key);
+      const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === undefined) delete metadata[k];
+        else metadata[k] = v;
+      }
+      this.db.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
+    });
+  }
+
+  async deleteSession(key: string): Promise<boolean> {
+    return this.write(() => {
+      if (!this.q.session(key)) return false;
+      // Threads, messages, turns and checkpoints follow by ON DELETE CASCADE.
+      this.db.prepare("DELETE FROM sessions WHERE key = ?").run(key);
+      return true;
+    });
+  }
+
+  // ── history ─────────────────────────────────────────────────────────────────────────────
+
+  async loadHistory(sessionKey: string, options: LoadHistoryOptions = {}): Promise<Message[]> {
+    return this.read(() => {
+      const thread = this.resolveThread(sessionKey, options.threadId);
+      if (!thread) return [];
+      const summaryRow = thread.summary_seq === null ? undefined : this.q.rowAt(thread.id, thread.summary_seq);
+      const summary = summaryRow ? rowToMessage(summaryRow) : undefined;
+      const head = summary ? [summary] : [];
+      if (options.tokenBudget === undefined) {
+        const rows = this.q.rowsFrom(thread.id, thread.replay_seq).filter((r) => r.seq !== thread.summary_seq);
+        return [...head, ...rows.map(rowToMessage)];
+      }
+      const estimate = options.estimate ?? roughTokenEstimate;
+      const budget = options.tokenBudget - (summary ? estimate(summary) : 0);
+      const trimmer = new BudgetTrimmer(budget, estimate);
+      for (const row of this.q.iterateNewestFirst(thread.id, thread.replay_seq)) {
+        if (row.seq === thread.summary_seq) continue;
+        if (!trimmer.push(rowToMessage(row))) break;
+      }
+      return [...head, ...trimmer.result()];
+    });
+  }
+
+  async loadMessages(sessionKey: string, options: { threadId?: string } = {}): Promise<Message[]> {
+    return this.read(() => {
+      const thread = this.resolveThread(sessionKey, options.threadId);
+      return thread ? this.q.rowsFrom(thread.id, 0).map(rowToMessage) : [];
+    });
+  }
+
+  async appendMessages(sessionKey: string, messages: Message[]): Promise<void> {
+    await this.write(() => {
+      const thread = this.q.currentThread(sessionKey);
+      const open = this.q.openCallsAtTail(thread.id).map((c) => c.id);
+      const { kept, dropped } = sanitizeToolResults(messages, open);
+      if (dropped.length) this.log.warn("dropped invalid tool results while appending", { sessionKey, count: dropped.length });
+      this.q.append(thread.id, kept, null);
+      this.q.touchSession(sessionKey);
+    });
+  }
+
+  async markConsolidated(sessionKey: string, point: ConsolidationPoint): Promise<void> {
+    await this.write(() => {
+      const thread = this.q.currentThread(sessionKey);
+      const from = this.q.messageRow(point.fromMessageId);
+      if (!from || from.thread_id !== thread.id) {
+        throw new SessionStoreError(`message ${point.fromMessageId} is not in the current thread of ${sessionKey}`);
+      }
+      let summarySeq: number | null = null;
+      if (point.summary) {
+        const summary = { ...point.summary, meta: { ...point.summary.meta, summary: true } } as Message;
+        summarySeq = this.q.append(thread.id, [summary], null);
+      }
+      this.db.prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?").run(from.seq, summarySeq, thread.id);
+    });
+  }
+
+  // ── turns ───────────────────────────────────────────────────────────────────────────────
+
+  async beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle> {
+    const handle = await this.write(() => turns.beginTurn(this.ops, sessionKey, userMessage));
+    if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
+    return handle;
+  }
+
+  async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {
+    await this.write(() => turns.saveCheckpoint(this.ops, turnId, checkpoint));
+  }
+
+  async completeTurn(turnId: string, result: RunResult): Promise<void> {
+    await this.write(() => turns.completeTurn(this.ops, turnId, result));
+  }
+
+  async failTurn(turnId: string, error: unknown): Promise<void> {
+    await this.write(() => turns.failTurn(this.ops, turnId, error));
+  }
+
+  async stopTurn(turnId: string, checkpoint?: Checkpoint): Promise<void> {
+    await this.write(() => turns.stopTurn(this.ops, turnId, checkpoint));
+  }
+
+  async recoverDanglingTurns(sessionKey: string): Promise<number> {
+    return this.write(() => turns.recoverDanglingTurns(this.ops, sessionKey));
+  }
+
+  async getTurn(turnId: string): Promise<TurnInfo | null> {
+    return this.read(() => {
+      const row = this.q.turn(turnId);
+      return row ? turnInfo(row) : null;
+    });
+  }
+
+  // ── threads ─────────────────────────────────────────────────────────────────────────────
+
+  async listThreads(sessionKey: string): Promise<ThreadInfo[]> {
+    return this.read(() => threads.listThreads(this.q, sessionKey));
+  }
+
+  async newThread(sessionKey: string): Promise<ThreadInfo> {
+    return this.write(() => threads.newThread(this.q, sessionKey));
+  }
+
+  async openThread(sessionKey: string, name: string): Promise<ThreadInfo> {
+    return this.write(() => threads.openThread(this.q, sessionKey, name));
+  }
+
+  async switchThread(sessionKey: string, threadId: string): Promise<ThreadInfo> {
+    return this.write(() => threads.switchThread(this.q, sessionKey, threadId));
+  }
+
+  async renameThread(threadId: string, name: string | null): Promise<ThreadInfo> {
+    return this.write(() => threads.renameThread(this.q, threadId, name));
+  }
+
+  async deleteThread(threadId: string): Promise<boolean> {
+    return this.write(() => threads.deleteThread(this.q, threadId));
+  }
+
+  // ── import support and lifecycle ────────────────────────────────────────────────────────
+
+  /**
+   * Runs `fn` with the synchronous query layer inside one write transaction. For importers
+   * and tools in this folder that need several steps to be atomic.
+   */
+  async transaction<T>(fn: (q: SessionQueries) => T): Promise<T> {
+    return this.write(() => fn(this.q));
+  }
+
+  /** Same, as a read snapshot. */
+  async snapshot<T>(fn: (q: SessionQueries) => T): Promise<T> {
+    return this.read(() => fn(this.q));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private resolveThread(sessionKey: string, threadId: string | undefined) {
+    if (threadId) {
+      const thread = this.q.requireThread(threadId);
+      if (thread.session_key !== sessionKey) throw new SessionStoreError(`thread ${threadId} belongs to another session`);
+      return thread;
+    }
+    const session = this.q.session(sessionKey);
+    return session?.current_thread_id ? this.q.thread(session.current_thread_id) : undefined;
+  }
+
+  private write<T>(fn: () => T): Promise<T> {
+    return writeTransaction(this.db, fn, this.retry, (attempt, delayMs) =>
+      this.log.debug("state database busy, retrying", { attempt, delayMs }),
+    );
+  }
+
+  private read<T>(fn: () => T): Promise<T> {
+    return readTransaction(this.db, fn, this.retry);
+  }
+}
+
+function turnInfo(row: TurnRow): TurnInfo {
+  return {
+    id: row.id,
+    sessionKey: row.session_key,
+    threadId: row.thread_id,
+    status: row.status,
+    stopReason: (row.stop_reason as TurnInfo["stopReason"]) ?? null,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    error: row.error,
+    usage: row.usage ? (JSON.parse(row.usage) as TurnInfo["usage"]) : null,
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * The turn lifecycle over SQLite, as synchronous steps the store runs inside one write
+ * transaction each. A turn owns the rows after its user message (`turn_id`); checkpoints and
+ * the final result only add the rows that are new, so saving costs O(new messages).
+ */
+import { errorMessage, turnId as newTurnId } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import {
+  MODEL_ERROR_MARKER,
+  TOOL_INTERRUPTED,
+  TURN_INTERRUPTED,
+  assistantMarker,
+  interruptedResults,
+  sanitizeToolResults,
+  unansweredToolCalls,
+} from "./repair.js";
+import { rowToMessage } from "./rows.js";
+import type { SessionQueries, TurnRow } from "./sqlite-queries.js";
+import { SessionStoreError } from "./types.js";
+import type { TurnHandle } from "./types.js";
+
+export interface TurnOps {
+  q: SessionQueries;
+  now: () => number;
+  /** Called with tool results dropped while saving (orphans, duplicates, undeclared calls). */
+  onDropped?: (turnId: string, count: number) => void;
+}
+
+export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMessage): TurnHandle {
+  const recoveredTurns = recoverDanglingTurns(ops, sessionKey);
+  const { q, now } = ops;
+  const thread = q.currentThread(sessionKey);
+  const id = newTurnId();
+  const seq = q.append(thread.id, [userMessage], id);
+  q.db
+    .prepare(
+      `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+    )
+    .run(id, sessionKey, thread.id, userMessage.id, seq, now());
+  q.touchSession(sessionKey);
+  return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
+}
+
+export function saveCheckpoint(ops: TurnOps, turnId: string, checkpoint: Checkpoint): void {
+  const turn = pendingTurn(ops, turnId);
+  syncTurnRows(ops, turn, checkpointMessages(checkpoint));
+  ops.q.db
+    .prepare(
+      `INSERT INTO checkpoints (turn_id, phase, iteration, pending_tool_calls, count, updated_at)
+       VALUES (@turn, @phase, @iteration, @pending, 1, @now)
+       ON CONFLICT(turn_id) DO UPDATE SET phase = @phase, iteration = @iteration,
+         pending_tool_calls = @pending, count = count + 1, updated_at = @now`,
+    )
+    .run({
+      turn: turnId,
+      phase: checkpoint.phase,
+      iteration: checkpoint.iteration,
+      pending: JSON.stringify(checkpoint.pendingToolCalls ?? []),
+      now: ops.now(),
+    });
+}
+
+/** Commits the run's messages; an `error` result is a failure, an `aborted` one a stop. */
+export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): void {
+  if (result.stopReason === "error") return failTurn(ops, turnId, result.error ?? "run ended with an error");
+  const turn = pendingTurn(ops, turnId);
+  const rows = syncTurnRows(ops, turn, result.newMessages);
+  // Calls the caller executes itself stay open; anything else must be answered.
+  if (result.stopReason !== "external_tool") closeOpenCalls(ops, turn, rows, TOOL_INTERRUPTED);
+  const summary = [...rows].reverse().find((m) => m.meta?.["summary"] === true);
+  if (summary) {
+    const row = ops.q.messageRow(summary.id)!;
+    ops.q.db
+      .prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?")
+      .run(turn.start_seq, row.seq, turn.thread_id);
+  }
+  const status = result.stopReason === "aborted" ? "stopped" : "completed";
+  closeTurn(ops, turn, status, {
+    stopReason: result.stopReason,
+    usage: result.usage,
+    extraTimings: { iterations: result.iterations, toolsUsed: result.toolsUsed },
+  });
+}
+
+/** Rolls the turn back to its user message and appends the model-error marker. */
+export function failTurn(ops: TurnOps, turnId: string, error: unknown): void {
+  const turn = pendingTurn(ops, turnId);
+  ops.q.db.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ?").run(turn.id, turn.start_seq);
+  ops.q.append(turn.thread_id, [assistantMarker(MODEL_ERROR_MARKER, { error: true })], turn.id);
+  closeTurn(ops, turn, "failed", { stopReason: "error", error: errorMessage(error) });
+}
+
+/** Keeps completed work (from `checkpoint` or the last saved one); pending calls get an error result. */
+export function stopTurn(ops: TurnOps, turnId: string, checkpoint?: Checkpoint): void {
+  const turn = pendingTurn(ops, turnId);
+  const rows = checkpoint ? syncTurnRows(ops, turn, checkpointMessages(checkpoint)) : turnMessages(ops, turn);
+  closeOpenCalls(ops, turn, rows, TOOL_INTERRUPTED);
+  closeTurn(ops, turn, "stopped", { stopReason: "aborted" });
+}
+
+/** Closes turns a crashed process left `pending`, so the next request sees a legal history. */
+export function recoverDanglingTurns(ops: TurnOps, sessionKey: string): number {
+  const pending = ops.q.db
+    .prepare<[string], TurnRow>("SELECT * FROM turns WHERE session_key = ? AND status = 'pending' ORDER BY started_at")
+    .all(sessionKey);
+  for (const turn of pending) {
+    const rows = turnMessages(ops, turn);
+    const added = closeOpenCalls(ops, turn, rows, TURN_INTERRUPTED);
+    const last = added.at(-1) ?? rows.at(-1);
+    if (!last || last.role !== "assistant") {
+      ops.q.append(turn.thread_id, [assistantMarker(TURN_INTERRUPTED, { interrupted: true })], turn.id);
+    }
+    closeTurn(ops, turn, "failed", { stopReason: "error", error: "interrupted: the process ended before the turn finished" });
+  }
+  return pending.length;
+}
+
+// ── helpers ─────────────────────────────────────────────────────────────────────────────
+
+function pendingTurn(ops: TurnOps, turnId: string): TurnRow {
+  const turn = ops.q.requireTurn(turnId);
+  if (turn.status !== "pending") throw new SessionStoreError(`turn ${turnId} is already ${turn.status}`);
+  return turn;
+}
+
+/** Every message a checkpoint knows about, in order, each once. */
+function checkpointMessages(checkpoint: Checkpoint): Message[] {
+  const out: Message[] = [...checkpoint.newMessages];
+  const seen = new Set(out.map((m) => m.id));
+  for (const extra of [checkpoint.assistant, ...(checkpoint.completedResults ?? [])]) {
+    if (extra && !seen.has(extra.id)) {
+      seen.add(extra.id);
+      out.push(extra);
+    }
+  }
+  return out;
+}
+
+/** The turn's stored messages after its user message, oldest first. */
+function turnMessages(ops: TurnOps, turn: TurnRow): Message[] {
+  return ops.q.rowsFromTurn(turn.id, turn.start_seq).map(rowToMessage);
+}
+
+/**
+ * Makes the turn's stored rows equal `desired` (sanitized) by keeping the common prefix (by
+ * id) and rewriting only what differs — with the engine's append-only checkpoints that means
+ * inserting just the new messages. Returns the turn's messages after the sync.
+ */
+function syncTurnRows(ops: TurnOps, turn: TurnRow, desired: readonly Message[]): Message[] {
+  const own = desired.filter((m) => m.id !== turn.user_message_id);
+  const { kept, dropped } = sanitizeToolResults(own);
+  if (dropped.length) ops.onDropped?.(turn.id, dropped.length);
+  const existing = ops.q.turnRowIds(turn.id, turn.start_seq);
+  let prefix = 0;
+  while (prefix < existing.length && prefix < kept.length && existing[prefix] === kept[prefix]!.id) prefix++;
+  if (prefix < existing.length) {
+    const del = ops.q.db.prepare("DELETE FROM messages WHERE id = ?");
+    for (const id of existing.slice(prefix)) del.run(id);
+  }
+  ops.q.append(turn.thread_id, kept.slice(prefix), turn.id);
+  return kept;
+}
+
+/** Appends error results for the trailing block's unanswered calls; returns what was added. */
+function closeOpenCalls(ops: TurnOps, turn: TurnRow, rows: readonly Message[], text: string): Message[] {
+  const open = unansweredToolCalls(rows);
+  if (!open.length) return [];
+  const results = interruptedResults(open, text);
+  ops.q.append(turn.thread_id, results, turn.id);
+  return results;
+}
+
+function closeTurn(
+  ops: TurnOps,
+  turn: TurnRow,
+  status: "completed" | "failed" | "stopped",
+  details: { stopReason: string; error?: string; usage?: RunResult["usage"]; extraTimings?: Record<string, unknown> },
+): void {
+  const ended = ops.now();
+  const checkpoints = ops.q.db
+    .prepare<[string], { count: number }>("SELECT count FROM checkpoints WHERE turn_id = ?")
+    .get(turn.id);
+  const timings = { durationMs: ended - turn.started_at, checkpoints: checkpoints?.count ?? 0, ...details.extraTimings };
+  ops.q.db
+    .prepare("UPDATE turns SET status = ?, stop_reason = ?, ended_at = ?, timings = ?, usage = ?, error = ? WHERE id = ?")
+    .run(
+      status,
+      details.stopReason,
+      ended,
+      JSON.stringify(timings),
+      details.usage ? JSON.stringify(details.usage) : null,
+      details.error ?? null,
+      turn.id,
+    );
+  ops.q.db.prepare("DELETE FROM checkpoints WHERE turn_id = ?").run(turn.id);
+  ops.q.touchSession(turn.session_key);
+}

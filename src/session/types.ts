@@ -1,0 +1,134 @@
+/**
+ * The persistence seam for conversations. The agent layer talks only to `SessionStore`; the
+ * default implementation is SQLite (`SqliteSessionStore`), and every method is async so a
+ * networked store (Postgres, …) can implement the same surface later.
+ */
+import { NanobotError } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, StopReason, Usage, UserMessage } from "../core/index.js";
+
+export type TurnStatus = "pending" | "completed" | "failed" | "stopped";
+export type ThreadStatus = "active" | "archived";
+
+export interface SessionInfo {
+  key: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+  metadata: Record<string, unknown>;
+  currentThreadId: string;
+  /** Messages in the current thread. */
+  messageCount: number;
+}
+
+export interface ThreadInfo {
+  id: string;
+  sessionKey: string;
+  /** Set for named threads; `null` for the default/archived ones. */
+  name: string | null;
+  status: ThreadStatus;
+  /** True for the thread new turns go to. */
+  current: boolean;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+}
+
+/** What `beginTurn` returns; pass `turnId` to the other turn methods. */
+export interface TurnHandle {
+  turnId: string;
+  sessionKey: string;
+  threadId: string;
+  userMessageId: string;
+  /** How many dangling turns of this session were closed before this one began. */
+  recoveredTurns: number;
+}
+
+export interface TurnInfo {
+  id: string;
+  sessionKey: string;
+  threadId: string;
+  status: TurnStatus;
+  stopReason: StopReason | null;
+  startedAt: number;
+  endedAt: number | null;
+  error: string | null;
+  usage: Usage | null;
+}
+
+export interface LoadHistoryOptions {
+  /** Keep the newest messages that fit, cut so the history starts at a user message. */
+  tokenBudget?: number;
+  /** Token estimate of one message (default: serialized length / 4). */
+  estimate?: (message: Message) => number;
+  /** Read this thread instead of the current one (e.g. an archived thread). */
+  threadId?: string;
+}
+
+export interface ConsolidationPoint {
+  /** History replays from this message on (it stays readable either way). */
+  fromMessageId: string;
+  /** A summary of what came before, prepended to the replayed history; appended to the thread. */
+  summary?: Message;
+}
+
+/**
+ * Conversation storage: sessions (`channel:chatId`) own threads, threads own an append-only
+ * list of messages, and turns group the messages one user input produced.
+ *
+ * Turn lifecycle: `beginTurn` (user message + pending turn, before the LLM call) →
+ * `saveCheckpoint`* → exactly one of `completeTurn` / `failTurn` / `stopTurn`. A turn still
+ * pending at the next `beginTurn` (process crash) is closed first so history stays legal.
+ */
+export interface SessionStore {
+  // sessions
+  getSession(key: string): Promise<SessionInfo | null>;
+  /** Creates the session (with an empty current thread) if it does not exist. */
+  ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo>;
+  listSessions(): Promise<SessionInfo[]>;
+  /** Shallow-merges `patch` into the session metadata; `undefined` values delete keys. */
+  updateMetadata(key: string, patch: Record<string, unknown>): Promise<void>;
+  deleteSession(key: string): Promise<boolean>;
+
+  // history
+  /**
+   * The model-facing history of the current thread, from the last consolidation point (summary
+   * first when there is one). Pass `tokenBudget`: the read then stops at the budget and costs
+   * the same at any session length; without it the whole replayable thread is read.
+   */
+  loadHistory(sessionKey: string, options?: LoadHistoryOptions): Promise<Message[]>;
+  /** Every message of a thread (current by default), ignoring consolidation. */
+  loadMessages(sessionKey: string, options?: { threadId?: string }): Promise<Message[]>;
+  /** Appends messages outside a turn (slash-command output, notices); tool results are sanitized. */
+  appendMessages(sessionKey: string, messages: Message[]): Promise<void>;
+  /** Moves the replay point of the current thread (compaction / consolidation). */
+  markConsolidated(sessionKey: string, point: ConsolidationPoint): Promise<void>;
+
+  // turns
+  beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle>;
+  saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void>;
+  completeTurn(turnId: string, result: RunResult): Promise<void>;
+  failTurn(turnId: string, error: unknown): Promise<void>;
+  stopTurn(turnId: string, checkpoint?: Checkpoint): Promise<void>;
+  /** Closes turns of the session left `pending` by a crashed process; returns how many. */
+  recoverDanglingTurns(sessionKey: string): Promise<number>;
+  getTurn(turnId: string): Promise<TurnInfo | null>;
+
+  // threads
+  listThreads(sessionKey: string): Promise<ThreadInfo[]>;
+  /** Archives the current thread (still readable) and makes a new empty one current. */
+  newThread(sessionKey: string): Promise<ThreadInfo>;
+  /** Opens (creating if needed) the thread with this name and makes it current. */
+  openThread(sessionKey: string, name: string): Promise<ThreadInfo>;
+  /** Makes an existing thread (named, default or archived) current again. */
+  switchThread(sessionKey: string, threadId: string): Promise<ThreadInfo>;
+  renameThread(threadId: string, name: string | null): Promise<ThreadInfo>;
+  /** Deletes a thread and its messages; deleting the current one starts a fresh current thread. */
+  deleteThread(threadId: string): Promise<boolean>;
+
+  close(): Promise<void>;
+}
+
+/** Thrown for calls that name something that does not exist or is in the wrong state. */
+export class SessionStoreError extends NanobotError {
+  override readonly code = "session_store_error";
+}

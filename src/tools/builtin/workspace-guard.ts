@@ -1,0 +1,145 @@
+/**
+ * Keeps file-tool paths inside the workspace (`tools.restrictToWorkspace`). Paths are resolved
+ * the way the OS will resolve them: `~` expanded, relative to the workspace, and symlinks
+ * followed through the nearest existing ancestor, so a link pointing outside cannot be used
+ * as a door. Repeated attempts on the same target in one turn get a firmer answer.
+ */
+import { existsSync, realpathSync } from "node:fs";
+import { realpath } from "node:fs/promises";
+import { homedir } from "node:os";
+import path from "node:path";
+
+export interface WorkspaceGuardOptions {
+  workspace: string;
+  restrictToWorkspace: boolean;
+  /** Additional directories the tools may touch (resolved like the workspace). */
+  extraRoots?: string[];
+  /** Home directory for `~` expansion (defaults to `os.homedir()`). */
+  home?: string;
+}
+
+export type PathCheck = { ok: true; path: string } | { ok: false; error: string };
+
+/** A violation count per turn is enough; old turns are forgotten beyond this many. */
+const MAX_TRACKED_TURNS = 64;
+/** From this attempt on, the refusal tells the model to stop trying. */
+const ESCALATE_AT = 3;
+
+export function expandHome(input: string, home: string): string {
+  if (input === "~") return home;
+  if (input.startsWith("~/")) return path.join(home, input.slice(2));
+  return input;
+}
+
+/** realpath of the nearest existing ancestor, with the missing tail appended. */
+function realpathLenientSync(target: string): string {
+  let existing = target;
+  const tail: string[] = [];
+  while (!existsSync(existing)) {
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    tail.unshift(path.basename(existing));
+    existing = parent;
+  }
+  let real = existing;
+  try {
+    real = realpathSync(existing);
+  } catch {
+    // A dangling symlink or a permission problem: keep the lexical path.
+  }
+  return path.join(real, ...tail);
+}
+
+async function realpathLenient(target: string): Promise<string> {
+  try {
+    return await realpath(target);
+  } catch {
+    return realpathLenientSync(target);
+  }
+}
+
+function isInside(child: string, root: string): boolean {
+  const rel = path.relative(root, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+export class WorkspaceGuard {
+  readonly restrictToWorkspace: boolean;
+  private readonly workspace: string;
+  private readonly extraRoots: string[];
+  private readonly home: string;
+  private readonly violations = new Map<string, Map<string, number>>();
+
+  constructor(options: WorkspaceGuardOptions) {
+    this.restrictToWorkspace = options.restrictToWorkspace;
+    this.home = options.home ?? homedir();
+    this.workspace = path.resolve(expandHome(options.workspace, this.home));
+    this.extraRoots = (options.extraRoots ?? []).map((root) => path.resolve(expandHome(root, this.home)));
+  }
+
+  /** The workspace a call runs in: the context's when given, else the configured one. */
+  baseDir(ctxWorkspace?: string): string {
+    return ctxWorkspace ? path.resolve(expandHome(ctxWorkspace, this.home)) : this.workspace;
+  }
+
+  /** Lexical resolution: `~` expanded, relative paths joined to the workspace. */
+  absolute(input: string, ctxWorkspace?: string): string {
+    return path.resolve(this.baseDir(ctxWorkspace), expandHome(input.trim(), this.home));
+  }
+
+  /** Real (symlink-resolved) roots that paths must stay inside. */
+  rootsSync(ctxWorkspace?: string): string[] {
+    return [this.baseDir(ctxWorkspace), ...this.extraRoots].map(realpathLenientSync);
+  }
+
+  /** Resolves and checks a path argument; the error text is ready for the model. */
+  async check(input: string, ctx: { workspace?: string; turnId?: string; sessionKey?: string }): Promise<PathCheck> {
+    const lexical = this.absolute(input, ctx.workspace);
+    const real = await realpathLenient(lexical);
+    if (!this.restrictToWorkspace) return { ok: true, path: real };
+    const roots = this.rootsSync(ctx.workspace);
+    if (roots.some((root) => isInside(real, root))) return { ok: true, path: real };
+    return { ok: false, error: this.violation(input, real, roots, ctx) };
+  }
+
+  /** Synchronous check for command strings (exec guard); no violation counting side effects. */
+  isAllowedSync(input: string, ctxWorkspace?: string, cwd?: string): { allowed: boolean; resolved: string } {
+    const base = cwd ?? this.baseDir(ctxWorkspace);
+    const real = realpathLenientSync(path.resolve(base, expandHome(input, this.home)));
+    if (!this.restrictToWorkspace) return { allowed: true, resolved: real };
+    return { allowed: this.rootsSync(ctxWorkspace).some((root) => isInside(real, root)), resolved: real };
+  }
+
+  /** Records a violation and returns the message, firmer from the third attempt on. */
+  violation(
+    input: string,
+    resolved: string,
+    roots: string[],
+    ctx: { turnId?: string; sessionKey?: string },
+  ): string {
+    const count = this.countViolation(ctx.turnId ?? ctx.sessionKey ?? "default", resolved);
+    const where = roots.length > 1 ? `the workspace (${roots[0]}) or the allowed roots (${roots.slice(1).join(", ")})` : `the workspace (${roots[0]})`;
+    const base = `Error: access denied: '${input}' resolves to ${resolved}, which is outside ${where}.`;
+    if (count < ESCALATE_AT) return `${base} Use paths inside the workspace.`;
+    return (
+      `${base} This is attempt ${count} on this path in this turn. Access outside the workspace is not ` +
+      `permitted and retrying with another spelling (.., ~, symlinks, absolute paths) will not work. ` +
+      `Stop trying to reach this path; continue with files inside the workspace or ask the user.`
+    );
+  }
+
+  private countViolation(turnKey: string, target: string): number {
+    let perTurn = this.violations.get(turnKey);
+    if (!perTurn) {
+      if (this.violations.size >= MAX_TRACKED_TURNS) {
+        const oldest = this.violations.keys().next().value;
+        if (oldest !== undefined) this.violations.delete(oldest);
+      }
+      perTurn = new Map();
+      this.violations.set(turnKey, perTurn);
+    }
+    const count = (perTurn.get(target) ?? 0) + 1;
+    perTurn.set(target, count);
+    return count;
+  }
+}

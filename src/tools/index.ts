@@ -1,0 +1,15 @@
+export type { Tool, ToolContext, ToolOutput } from "./tool.js";
+export { isConcurrencySafe, toToolDefinition } from "./tool.js";
+export { BUILTIN_TOOL_NAMES, createBuiltinTools } from "./builtin/index.js";
+export type { BuiltinToolName, BuiltinToolsOptions } from "./builtin/index.js";
+export { defineTool, errorResult, outputText } from "./builtin/define-tool.js";
+export { ExecGuard, formatBlocked } from "./builtin/exec-guard.js";
+export type { ExecFilter, ExecGuardOptions, ExecVerdict } from "./builtin/exec-guard.js";
+export { SsrfGuard, blockedAddressReason, defaultResolveHost, parseCidrList } from "./builtin/ssrf-guard.js";
+export type { ResolveHost, SsrfGuardOptions, UrlCheck } from "./builtin/ssrf-guard.js";
+export { WorkspaceGuard } from "./builtin/workspace-guard.js";
+export type { PathCheck, WorkspaceGuardOptions } from "./builtin/workspace-guard.js";
+export type { OutboundMessage, SendMessage } from "./builtin/message.js";
+export { createSearchAdapter } from "./builtin/web-search/index.js";
+export type { WebSearchConfig } from "./builtin/web-search/index.js";
+export type { SearchAdapter, SearchProviderName, SearchResult } from "./builtin/web-search/types.js";

@@ -1,0 +1,196 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createBuiltinTools, type BuiltinToolsOptions } from "../../src/tools/builtin/index.js";
+import type { ResolveHost } from "../../src/tools/builtin/ssrf-guard.js";
+import { minimalPdf } from "./fixtures/minimal-pdf.js";
+import { byName, ctxFor, runTool } from "./helpers.js";
+
+const ARTICLE = `<!doctype html><html><head><title>Test Article</title><script>var tracking = "SCRIPT_TEXT";</script></head>
+<body><nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<article><h1>Test Article</h1>
+<p>The first paragraph explains the <strong>important</strong> finding of this article in enough words to count as content for the readability scorer, which wants a few hundred characters.</p>
+<p>The second paragraph adds more detail, including a <a href="https://example.com/ref">reference link</a>, so that the extracted article is clearly the main content of the page and not the navigation.</p>
+<p>A third paragraph closes the article with a summary sentence that repeats the key point once more for good measure and length.</p>
+</article><footer>Footer text</footer></body></html>`;
+
+let server: Server;
+let base: string;
+let port: number;
+let hits: string[];
+let aborted: Promise<boolean>;
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const url = req.url ?? "/";
+  hits.push(url);
+  if (url === "/article") {
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
+  } else if (url === "/redirect") {
+    res.writeHead(302, { location: "/article" }).end();
+  } else if (url === "/redirect-local") {
+    res.writeHead(301, { location: `http://127.0.0.1:${port}/article` }).end();
+  } else if (url === "/redirect-private") {
+    res.writeHead(302, { location: "http://10.0.0.1/admin" }).end();
+  } else if (url === "/loop") {
+    res.writeHead(302, { location: "/loop" }).end();
+  } else if (url === "/json") {
+    res.writeHead(200, { "content-type": "application/json" }).end('{"a":1,"b":[true]}');
+  } else if (url === "/long") {
+    res.writeHead(200, { "content-type": "text/plain" }).end("z".repeat(10_000));
+  } else if (url === "/pdf") {
+    res.writeHead(200, { "content-type": "application/pdf" }).end(minimalPdf("PDF over HTTP"));
+  } else if (url === "/png") {
+    res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  } else if (url === "/missing") {
+    res.writeHead(404, { "content-type": "text/plain" }).end("no such page");
+  } else if (url === "/endless") {
+    res.writeHead(200, { "content-type": "text/plain" });
+    const chunk = "e".repeat(64 * 1024);
+    aborted = new Promise((resolve) => res.on("close", () => resolve(!res.writableFinished)));
+    const pump = (): void => {
+      while (!res.destroyed && res.write(chunk));
+      if (!res.destroyed) res.once("drain", pump);
+    };
+    pump();
+  } else if (url === "/hang") {
+    // Never answers; the client's deadline must end the call.
+  } else {
+    res.writeHead(500).end();
+  }
+}
+
+beforeEach(async () => {
+  hits = [];
+  server = createServer(handle);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function webFetch(options: Partial<BuiltinToolsOptions> = {}) {
+  const tools = createBuiltinTools({ workspace: "/tmp", ssrfWhitelist: ["127.0.0.1/32"], ...options });
+  const tool = byName(tools, "web_fetch");
+  return (args: Record<string, unknown>) => runTool(tool, args, ctxFor("/tmp"));
+}
+
+/** DNS seam: public.test looks public; the fetch seam then delivers it to the loopback server. */
+const publicDns: ResolveHost = async (host) => (host === "public.test" ? ["93.184.216.34"] : host === "internal.test" ? ["10.9.8.7"] : []);
+const viaLoopback: typeof fetch = (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : input.toString());
+  if (url.hostname === "public.test") url.hostname = "127.0.0.1";
+  return fetch(url, init);
+};
+
+describe("web_fetch content extraction", () => {
+  it("returns the article as markdown without scripts or navigation", async () => {
+    const result = await webFetch()({ url: `${base}/article` });
+    expect(result.isError).toBe(false);
+    expect(result.text).toMatch(new RegExp(`^URL: ${base}/article\\nStatus: 200\\nTitle: Test Article\\n`));
+    expect(result.text).toContain("**important**");
+    expect(result.text).toContain("[reference link](https://example.com/ref)");
+    expect(result.text).not.toContain("SCRIPT_TEXT");
+    expect(result.text).not.toContain("About");
+  });
+
+  it("returns plain text in text mode", async () => {
+    const result = await webFetch()({ url: `${base}/article`, extract_mode: "text" });
+    expect(result.text).toContain("the important finding");
+    expect(result.text).not.toContain("**");
+  });
+
+  it("pretty-prints JSON, reads PDFs and refuses other binary types", async () => {
+    expect((await webFetch()({ url: `${base}/json` })).text).toContain('{\n  "a": 1,\n  "b": [\n    true\n  ]\n}');
+    expect((await webFetch()({ url: `${base}/pdf` })).text).toContain("PDF over HTTP");
+    const png = await webFetch()({ url: `${base}/png` });
+    expect(png.isError).toBe(true);
+    expect(png.text).toMatch(/unsupported content type image\/png/);
+  });
+
+  it("cuts content at max_chars (default 50,000) and says so", async () => {
+    const result = await webFetch()({ url: `${base}/long`, max_chars: 1000 });
+    expect(result.text).toContain(`${"z".repeat(1000)}\n\n(Content truncated at 1,000 of 10,000 characters; raise max_chars to see more.)`);
+    expect((await webFetch()({ url: `${base}/long` })).text).not.toContain("truncated");
+  });
+
+  it("marks HTTP errors", async () => {
+    const result = await webFetch()({ url: `${base}/missing` });
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/^HTTP 404\n/);
+    expect(result.text).toContain("no such page");
+  });
+});
+
+describe("web_fetch limits", () => {
+  it("stops reading at the byte cap while streaming", async () => {
+    const result = await webFetch({ web: { fetch: { maxBytes: 256 * 1024 } } })({ url: `${base}/endless`, max_chars: 500_000 });
+    expect(result.text).toContain("(Download stopped at the 262,144-byte cap.)");
+    expect(result.text.match(/e/g)?.length).toBeGreaterThanOrEqual(262_144);
+    expect(await aborted).toBe(true);
+  });
+
+  it("gives up after the timeout", async () => {
+    const result = await webFetch({ web: { fetch: { timeoutMs: 200 } } })({ url: `${base}/hang` });
+    expect(result).toMatchObject({ isError: true, text: `Error: fetching ${base}/hang timed out after 0.2 s.` });
+  });
+
+  it("stops redirect loops", async () => {
+    const result = await webFetch()({ url: `${base}/loop` });
+    expect(result.text).toBe(`Error: too many redirects (more than 5) starting at ${base}/loop`);
+  });
+});
+
+describe("web_fetch SSRF guard", () => {
+  it("follows allowed redirects", async () => {
+    const result = await webFetch()({ url: `${base}/redirect` });
+    expect(result.text).toMatch(new RegExp(`^URL: ${base}/article\\n`));
+    expect(hits).toEqual(["/redirect", "/article"]);
+  });
+
+  it("blocks loopback when it is not whitelisted", async () => {
+    const result = await webFetch({ ssrfWhitelist: [] })({ url: `${base}/article` });
+    expect(result).toMatchObject({ isError: true, text: "Error: URL blocked by SSRF guard: 127.0.0.1 is a loopback address" });
+    expect(hits).toEqual([]);
+  });
+
+  it("blocks a redirect to 127.0.0.1 from a public host", async () => {
+    const result = await webFetch({ ssrfWhitelist: [], resolveHost: publicDns, fetch: viaLoopback })({ url: `http://public.test:${port}/redirect-local` });
+    expect(result.isError).toBe(true);
+    expect(result.text).toBe(
+      `Error: URL blocked by SSRF guard: 127.0.0.1 is a loopback address (reached by redirect from http://public.test:${port}/redirect-local)`,
+    );
+    expect(hits).toEqual(["/redirect-local"]);
+  });
+
+  it("blocks a redirect to a private address even when loopback is whitelisted", async () => {
+    const result = await webFetch()({ url: `${base}/redirect-private` });
+    expect(result.text).toMatch(/^Error: URL blocked by SSRF guard: 10\.0\.0\.1 is a private address \(reached by redirect/);
+  });
+
+  it("blocks a host name that resolves to a private address, before connecting", async () => {
+    const calls: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      calls.push(String(input));
+      return fetch(input, init);
+    };
+    const result = await webFetch({ resolveHost: publicDns, fetch: recording })({ url: "http://internal.test/" });
+    expect(result.text).toBe("Error: URL blocked by SSRF guard: internal.test resolves to a blocked address: 10.9.8.7 is a private address");
+    expect(calls).toEqual([]);
+  });
+
+  it("blocks decimal, octal, hex and IPv6-mapped spellings of loopback", async () => {
+    const go = webFetch({ ssrfWhitelist: [] });
+    for (const host of ["2130706433", "0177.0.0.1", "0x7f000001", "[::ffff:127.0.0.1]"]) {
+      const result = await go({ url: `http://${host}:${port}/article` });
+      expect(result.text, host).toMatch(/^Error: URL blocked by SSRF guard: 127\.0\.0\.1 is a loopback address/);
+    }
+    expect(hits).toEqual([]);
+  });
+
+  it("refuses non-http schemes", async () => {
+    expect((await webFetch()({ url: "file:///etc/passwd" })).text).toMatch(/scheme file: is not allowed/);
+  });
+});
