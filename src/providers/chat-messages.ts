@@ -1,0 +1,93 @@
+/**
+ * Core messages → OpenAI Chat Completions messages (also used by every OpenAI-compatible
+ * server). System prompts are hoisted to one leading system message; tool results that carry
+ * images are followed by a user message with those images, since `tool` messages are text-only.
+ */
+import type { Message, ToolResultContentPart, UserContentPart } from "../core/messages.js";
+import { argumentsText, canReplayReasoning, hoistSystem, imageUrl, isImagePart, partAsText, partsAsText } from "./content.js";
+import type { ModelTarget } from "./types.js";
+
+export type ChatContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } }
+  | { type: "file"; file: { filename?: string; file_data: string } };
+
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ChatContentPart[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ChatToolCall[]; reasoning_content?: string }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+function userContent(parts: readonly (UserContentPart | ToolResultContentPart)[]): string | ChatContentPart[] {
+  if (parts.every((p) => p.type === "text")) return parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+  const out: ChatContentPart[] = [];
+  for (const part of parts) {
+    if (isImagePart(part)) {
+      const url = imageUrl(part);
+      if (url) {
+        out.push({ type: "image_url", image_url: { url } });
+        continue;
+      }
+    }
+    if (part.type === "file" && part.mimeType === "application/pdf" && part.data) {
+      out.push({ type: "file", file: { filename: part.name, file_data: `data:${part.mimeType};base64,${part.data}` } });
+      continue;
+    }
+    const text = partAsText(part);
+    if (text) out.push({ type: "text", text });
+  }
+  return out;
+}
+
+export function toChatMessages(messages: readonly Message[], target: ModelTarget): ChatMessage[] {
+  const { system, rest } = hoistSystem(messages);
+  const out: ChatMessage[] = system ? [{ role: "system", content: system }] : [];
+  let pendingImages: ChatContentPart[] = [];
+  const flushImages = () => {
+    if (pendingImages.length === 0) return;
+    out.push({ role: "user", content: [{ type: "text", text: "Images returned by the tool calls above:" }, ...pendingImages] });
+    pendingImages = [];
+  };
+  for (const m of rest) {
+    if (m.role !== "tool") flushImages();
+    switch (m.role) {
+      case "user":
+        out.push({ role: "user", content: userContent(m.content) });
+        break;
+      case "assistant": {
+        const text = m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+        const toolCalls: ChatToolCall[] = [];
+        let reasoning = "";
+        for (const p of m.content) {
+          if (p.type === "toolCall") {
+            toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: argumentsText(p.rawArguments, p.arguments) } });
+          } else if (p.type === "reasoning" && !p.redacted) reasoning += p.text;
+        }
+        const msg: ChatMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
+        if (toolCalls.length) msg.tool_calls = toolCalls;
+        // DeepSeek/Kimi thinking models expect their reasoning back during a tool loop.
+        if (reasoning && canReplayReasoning(m, target)) msg.reasoning_content = reasoning;
+        out.push(msg);
+        break;
+      }
+      case "tool": {
+        const images = m.content.filter(isImagePart);
+        const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
+        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || (images.length ? "(see images below)" : "") });
+        for (const img of images) {
+          const url = imageUrl(img);
+          if (url) pendingImages.push({ type: "image_url", image_url: { url } });
+        }
+        break;
+      }
+    }
+  }
+  flushImages();
+  return out;
+}

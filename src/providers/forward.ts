@@ -1,0 +1,31 @@
+/** Shared plumbing for the LanguageModel decorators (retry, fallback, image fallback). */
+import type { EventStream } from "../core/event-stream.js";
+import type { ModelEvent, ModelResponse, ModelStream } from "../core/llm.js";
+
+const CONTENT_EVENTS: ReadonlySet<ModelEvent["type"]> = new Set(["text_delta", "reasoning_delta", "tool_call"]);
+
+/** True for events that put model output in front of the caller. */
+export const isContentEvent = (event: ModelEvent): boolean => CONTENT_EVENTS.has(event.type);
+
+/**
+ * Forwards an inner stream's events to `out` as they arrive, except its terminal `error`
+ * (the decorator decides what the caller sees) and events `skip` rejects. Returns the inner
+ * result's promise (not awaited) and whether content was forwarded.
+ */
+export async function forwardEvents(
+  inner: ModelStream,
+  out: EventStream<ModelEvent, ModelResponse>,
+  skip: (event: ModelEvent) => boolean = () => false,
+  onContent: () => void = () => undefined,
+): Promise<{ streamed: boolean }> {
+  let streamed = false;
+  for await (const event of inner) {
+    if (event.type === "error" || skip(event)) continue;
+    if (isContentEvent(event)) {
+      streamed = true;
+      onContent();
+    }
+    out.push(event);
+  }
+  return { streamed };
+}

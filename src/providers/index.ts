@@ -1,0 +1,24 @@
+/** Public API of the provider layer. Everything else in this folder is internal. */
+export { createProviderRegistry } from "./registry.js";
+export type { ProviderRegistry, ProviderRegistryInput, ResolveOptions, ResolvedModelRef } from "./registry.js";
+export { mergeProviderSettings, wireApiFromDialect } from "./settings.js";
+export type { GoProviderSettings, ModelPreset, ProviderSettings } from "./settings.js";
+export { PROVIDER_CATALOG, findProviderSpec, providerForModelName } from "./provider-catalog.js";
+export type { KnownProvider, ProviderSpec } from "./provider-catalog.js";
+export { WIRE_APIS, adapterFor } from "./adapters.js";
+export { streamChat } from "./chat.js";
+export { streamResponses } from "./responses.js";
+export { streamAnthropic } from "./anthropic.js";
+export { withRetry, STANDARD_DELAYS_MS, PERSISTENT_MAX_DELAY_MS, PERSISTENT_IDENTICAL_LIMIT, DEFAULT_WALL_TIMEOUT_MS } from "./retry.js";
+export type { RetryMode, RetryOptions } from "./retry.js";
+export { withFallback, shouldFallBack } from "./fallback.js";
+export type { FallbackOptions } from "./fallback.js";
+export { withImageFallback, stripImages, hasImages, IMAGE_OMITTED_NOTE } from "./image-fallback.js";
+export { fieldsToJsonSchema, toRequestOutput, validateStructuredOutput } from "./structured-output.js";
+export type { FieldsSpec, OutputSpec, OutputValidation } from "./structured-output.js";
+export { mapHttpError, mapNetworkError, mapStreamError, parseRetryAfter, isContextOverflowText } from "./error-mapping.js";
+export { parseToolArguments } from "./tool-arguments.js";
+export { realSleep, realClock } from "./timing.js";
+export type { Clock, SleepFunction } from "./timing.js";
+export { DEFAULT_IDLE_TIMEOUT_MS } from "./types.js";
+export type { FetchFunction, LogFunction, ModelTarget, StreamFunction, WireApi } from "./types.js";
