@@ -1,0 +1,28 @@
+/** The engine's public surface: the runner, its spec and hooks, governance, compaction, estimation. */
+export { runAgent } from "./loop/run-agent.js";
+export { ENGINE_DEFAULTS, systemClock } from "./types.js";
+export type { AgentSpec, Clock, EngineLog, LogLevel } from "./types.js";
+export { HookRunner } from "./hooks.js";
+export type { AgentHooks, BeforeIterationResult, BeforeToolCallResult, HookContext } from "./hooks.js";
+export { governContext, MICROCOMPACT_TARGET } from "./governance/govern.js";
+export type { GovernOptions, GovernResult, GovernStats } from "./governance/govern.js";
+export type { PendingWrite } from "./governance/offload.js";
+export { UNAVAILABLE_RESULT } from "./governance/sanitize.js";
+export { CONTINUED_TEXT } from "./governance/snip.js";
+export { COMPACTABLE_TOOLS } from "./governance/microcompact.js";
+export { compactHistory, isSummaryMessage, shouldCompact, SUMMARY_META_KEY } from "./compaction/compact.js";
+export type { CompactInput, CompactOutcome } from "./compaction/compact.js";
+export { SUMMARY_SECTIONS } from "./compaction/prompts.js";
+export { createTokenEstimator, estimateMessages, sharedTokenEstimator } from "./tokens/estimator.js";
+export type { TokenEstimator } from "./tokens/estimator.js";
+export { encodingForModel } from "./tokens/tokenizer.js";
+export { imageTokens, readImageSize } from "./tokens/image-size.js";
+export type { ImageSize } from "./tokens/image-size.js";
+export { executeToolRound, ERROR_HINT, INTERRUPTED_TEXT } from "./tool-execution/execute.js";
+export type { ToolRoundDeps, ToolRoundOutcome } from "./tool-execution/execute.js";
+export { MAX_TOOL_OUTPUT_BYTES } from "./tool-execution/truncate.js";
+export { ToolRegistry } from "../tools/registry.js";
+export type { ToolLookup } from "../tools/registry.js";
+export { fixToolSchema } from "../tools/schema-fix.js";
+export { validateArguments } from "../tools/validate-args.js";
+export { suggestToolName } from "../tools/near-miss.js";

@@ -1,0 +1,190 @@
+/**
+ * One LLM call as the loop sees it: compaction check, governance on a copy, request hooks, the
+ * streamed call with deltas forwarded, response hooks, usage, and one compact-and-retry when
+ * the provider reports a context overflow.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { AbortedError, ContextOverflowError, errorMessage } from "../../core/errors.js";
+import type { LLMRequest, ModelResponse } from "../../core/llm.js";
+import type { Message } from "../../core/messages.js";
+import { compactHistory, shouldCompact } from "../compaction/compact.js";
+import { governContext } from "../governance/govern.js";
+import type { PendingWrite } from "../governance/offload.js";
+import { estimateMessages } from "../tokens/estimator.js";
+import { addUsage, hookContext, warn, type RunState } from "./run-state.js";
+
+export interface AskOptions {
+  /** Send no tools (finalization, "please answer"). */
+  noTools?: boolean;
+  /** Request-only messages appended after the governed history. */
+  extra?: readonly Message[];
+}
+
+function historyEstimate(state: RunState): number {
+  return estimateMessages(state.estimator, state.working) + state.estimator.tools(state.toolDefs) + state.adjustment;
+}
+
+/** Summarises the history when it is over 83.5 % of the window (or when `force`d). */
+export async function maybeCompact(state: RunState, force = false): Promise<boolean> {
+  const { contextWindow } = state.settings;
+  if (contextWindow <= 0) return false;
+  const before = historyEstimate(state);
+  if (!force && (state.compactionFailed || !shouldCompact(before, contextWindow))) return false;
+  const outcome = await compactHistory({
+    model: state.model,
+    messages: state.working,
+    turnStart: state.turnStart,
+    maxTokens: state.settings.maxTokens,
+    signal: state.signal,
+  });
+  if (!outcome.ok) {
+    if (outcome.error !== undefined || outcome.reason === "summary was empty") state.compactionFailed = true;
+    state.log("warn", `compaction skipped: ${outcome.reason}`, outcome.error ? { error: errorMessage(outcome.error) } : undefined);
+    if (outcome.error !== undefined) warn(state, `compaction failed: ${errorMessage(outcome.error)}`);
+    return false;
+  }
+  state.working = outcome.messages;
+  state.turnStart = outcome.turnStart;
+  state.archived.push(...outcome.archived);
+  state.newMessages.push(outcome.summaryMessage);
+  // The provider's count described the old history; it says nothing about the new one.
+  state.adjustment = 0;
+  state.emit({ type: "compaction", kind: "summary", before, after: historyEstimate(state), summary: outcome.summary });
+  return true;
+}
+
+async function writeOffloads(state: RunState, writes: readonly PendingWrite[]): Promise<void> {
+  for (const w of writes) {
+    if (state.writtenFiles.has(w.path)) continue;
+    try {
+      await mkdir(dirname(w.path), { recursive: true });
+      await writeFile(w.path, w.content, "utf8");
+      state.writtenFiles.add(w.path);
+    } catch (err) {
+      warn(state, `could not save offloaded tool result to ${w.path}: ${errorMessage(err)}`);
+    }
+  }
+}
+
+async function buildRequest(state: RunState, options: AskOptions): Promise<{ request: LLMRequest; estimate: number }> {
+  const tools = options.noTools || state.toolDefs.length === 0 ? undefined : state.toolDefs;
+  const governed = governContext(state.working, {
+    estimator: state.estimator,
+    budget: state.settings.budget,
+    maxToolResultChars: state.settings.maxToolResultChars,
+    outputDir: state.spec.outputDir,
+    toolTokens: tools ? state.estimator.tools(tools) : 0,
+    adjustment: state.adjustment,
+  });
+  await writeOffloads(state, governed.writes);
+  const { stats } = governed;
+  if (stats.microcompacted > 0) {
+    state.emit({ type: "compaction", kind: "microcompact", before: stats.tokensBefore, after: stats.tokensAfter });
+  }
+  if (stats.snipped > 0) state.emit({ type: "compaction", kind: "snip", before: stats.tokensBefore, after: stats.tokensAfter });
+  const spec = state.spec;
+  const request: LLMRequest = {
+    messages: options.extra?.length ? [...governed.messages, ...options.extra] : governed.messages,
+    ...(tools ? { tools } : {}),
+    // Forcing a tool choice after round 1 makes the model call tools forever.
+    ...(tools && state.iterations === 1 && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
+    maxTokens: state.settings.maxTokens,
+    ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+    ...(spec.reasoningEffort ? { reasoningEffort: spec.reasoningEffort } : {}),
+    ...(spec.output ? { output: spec.output } : {}),
+    ...(spec.metadata ? { metadata: spec.metadata } : {}),
+  };
+  return { request, estimate: stats.tokensAfter - state.adjustment };
+}
+
+function abortRace(signal: AbortSignal | undefined): { promise: Promise<never>; dispose: () => void } {
+  let listener: (() => void) | undefined;
+  const promise = new Promise<never>((_, reject) => {
+    if (!signal) return;
+    listener = () => reject(new AbortedError(undefined, { cause: signal.reason }));
+    if (signal.aborted) listener();
+    else signal.addEventListener("abort", listener, { once: true });
+  });
+  promise.catch(() => undefined);
+  return { promise, dispose: () => listener && signal?.removeEventListener("abort", listener) };
+}
+
+/** Streams one model call, forwarding deltas; resolves with the (hook-adjusted) response. */
+async function callModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
+  const ctx = hookContext(state);
+  let shortCircuit: ModelResponse | undefined;
+  await state.hooks.each(
+    "beforeIteration",
+    (h) => h.beforeIteration?.(ctx, request),
+    (value) => {
+      const v = value as { request?: LLMRequest; response?: ModelResponse };
+      if (v.request) request = v.request;
+      if (v.response && !shortCircuit) shortCircuit = v.response;
+    },
+  );
+  let response = shortCircuit ?? (await streamModel(state, request));
+  await state.hooks.each(
+    "afterResponse",
+    (h) => h.afterResponse?.(ctx, response),
+    (value) => {
+      const v = value as Partial<ModelResponse>;
+      if (v.message && v.finishReason) response = v as ModelResponse;
+    },
+  );
+  if (!shortCircuit) addUsage(state, response.usage);
+  return response;
+}
+
+async function streamModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
+  const ctx = hookContext(state);
+  const stream = state.model.stream(request, state.signal);
+  const forward = (async () => {
+    for await (const event of stream) {
+      if (event.type === "text_delta") {
+        state.emit({ type: "text_delta", delta: event.delta });
+        state.hooks.delta(ctx, { kind: "text", delta: event.delta });
+      } else if (event.type === "reasoning_delta") {
+        state.emit({ type: "reasoning_delta", delta: event.delta });
+        state.hooks.delta(ctx, { kind: "reasoning", delta: event.delta });
+      } else if (event.type === "retry_wait") {
+        state.emit({ type: "retry_wait", attempt: event.attempt, delayMs: event.delayMs, error: event.error });
+      } else if (event.type === "fallback") {
+        state.emit({ type: "warning", message: `model fallback ${event.from} → ${event.to}: ${event.error}` });
+      }
+    }
+  })();
+  forward.catch(() => undefined);
+  // A provider that ignores the signal must not keep an aborted run waiting.
+  const abort = abortRace(state.signal);
+  try {
+    return await Promise.race([stream.result(), abort.promise]);
+  } finally {
+    abort.dispose();
+  }
+}
+
+/** Governs, sends and returns one response; on context overflow compacts and retries once. */
+export async function ask(state: RunState, options: AskOptions = {}): Promise<ModelResponse> {
+  state.iterations++;
+  await maybeCompact(state);
+  for (let attempt = 0; ; attempt++) {
+    const { request, estimate } = await buildRequest(state, options);
+    state.emit({
+      type: "llm_request",
+      iteration: state.iterations,
+      messageCount: request.messages.length,
+      estimatedTokens: estimate + state.adjustment,
+      toolCount: request.tools?.length ?? 0,
+    });
+    try {
+      const response = await callModel(state, request);
+      if (response.usage.promptTokens > 0) state.adjustment = response.usage.promptTokens - estimate;
+      return response;
+    } catch (err) {
+      if (!(err instanceof ContextOverflowError) || attempt > 0) throw err;
+      warn(state, "the provider reported a context overflow; compacting and retrying once");
+      await maybeCompact(state, true);
+    }
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * `runAgent(spec, signal)`: the engine's entry point. Ask the model, run the tools it asks
+ * for, feed the results back, until it answers without tools or a limit is reached. Returns
+ * the event stream at once; the run starts on the next microtask.
+ */
+import { join } from "node:path";
+import { agentErrorEvent, type AgentStream, type RunResult } from "../../core/events.js";
+import { EventStream } from "../../core/event-stream.js";
+import { isAbortError } from "../../core/errors.js";
+import { runId as newRunId } from "../../core/ids.js";
+import type { ModelResponse } from "../../core/llm.js";
+import { textOf, toolCallsOf } from "../../core/message-helpers.js";
+import type { AssistantMessage, Message, ToolCallPart } from "../../core/messages.js";
+import { ToolRegistry } from "../../tools/registry.js";
+import { HookRunner, type AgentHooks } from "../hooks.js";
+import { executeToolRound } from "../tool-execution/execute.js";
+import { LookupGuard } from "../tool-execution/lookup-guard.js";
+import { sharedTokenEstimator } from "../tokens/estimator.js";
+import { ENGINE_DEFAULTS, systemClock, type AgentSpec } from "../types.js";
+import { MAX_LENGTH_CONTINUATIONS, answerRequest, continueRequest, finalizeRequest, partialAnswer } from "./endings.js";
+import { ask } from "./model-call.js";
+import { addMessage, buildResult, checkpoint, drainInjections, hookContext, warn, type RunState } from "./run-state.js";
+
+function defaultTurnStart(messages: readonly Message[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === "user") return i;
+  return messages.length;
+}
+
+function createState(spec: AgentSpec, signal: AbortSignal | undefined, stream: AgentStream): RunState {
+  const model = spec.model;
+  const contextWindow = spec.contextWindow ?? model.contextWindow ?? ENGINE_DEFAULTS.contextWindow;
+  const maxTokens = spec.maxTokens ?? ENGINE_DEFAULTS.maxTokens;
+  const registry = spec.tools instanceof ToolRegistry ? spec.tools : new ToolRegistry(spec.tools ?? []);
+  const hooks: readonly AgentHooks[] = spec.hooks === undefined ? [] : Array.isArray(spec.hooks) ? spec.hooks : [spec.hooks as AgentHooks];
+  const clock = spec.clock ?? systemClock;
+  const log = spec.log ?? (() => undefined);
+  const emit = stream.push.bind(stream);
+  const warnEvent = (message: string): void => {
+    log("warn", message);
+    emit({ type: "warning", message });
+  };
+  return {
+    runId: newRunId(),
+    spec,
+    model,
+    settings: {
+      maxToolIterations: spec.maxToolIterations ?? ENGINE_DEFAULTS.maxToolIterations,
+      maxToolResultChars: spec.maxToolResultChars ?? ENGINE_DEFAULTS.maxToolResultChars,
+      contextWindow,
+      maxTokens,
+      // An unknown window (≤ 0) means no budget to enforce, unless a block limit is given.
+      budget: spec.contextBlockLimit ?? (contextWindow > 0 ? contextWindow - maxTokens - ENGINE_DEFAULTS.budgetReserve : Infinity),
+      toolTimeoutMs: spec.toolTimeoutMs ?? ENGINE_DEFAULTS.toolTimeoutMs,
+    },
+    registry,
+    toolDefs: registry.definitions(),
+    hooks: new HookRunner(hooks, warnEvent, clock, spec.hookTimeoutMs ?? ENGINE_DEFAULTS.hookTimeoutMs),
+    estimator: spec.estimator ?? sharedTokenEstimator(model.model),
+    clock,
+    guard: new LookupGuard(),
+    signal,
+    emit,
+    log,
+    working: [...spec.messages],
+    turnStart: spec.newInputStart ?? defaultTurnStart(spec.messages),
+    newMessages: [],
+    archived: [],
+    toolsUsed: new Set(),
+    usage: { promptTokens: 0, completionTokens: 0 },
+    iterations: 0,
+    toolRounds: 0,
+    injectionCycles: 0,
+    injectionBacklog: [],
+    adjustment: 0,
+    compactionFailed: false,
+    writtenFiles: new Set(),
+  };
+}
+
+/** Runs tool calls of one assistant message; returns a result when the run must end here. */
+async function runToolRound(state: RunState, assistant: AssistantMessage, calls: ToolCallPart[]): Promise<RunResult | undefined> {
+  addMessage(state, assistant);
+  state.toolRounds++;
+  for (const c of calls) if (state.registry.has(c.name)) state.toolsUsed.add(c.name);
+  await checkpoint(state, "awaiting_tools", { assistant, completedResults: [], pendingToolCalls: calls });
+  const outcome = await executeToolRound(calls, {
+    registry: state.registry,
+    guard: state.guard,
+    hooks: state.hooks,
+    hookContext: hookContext(state),
+    emit: state.emit,
+    clock: state.clock,
+    defaultTimeoutMs: state.settings.toolTimeoutMs,
+    toolContext: {
+      workspace: state.spec.workspace ?? process.cwd(),
+      ...(state.spec.sessionKey ? { sessionKey: state.spec.sessionKey } : {}),
+      ...(state.spec.outputDir ? { outputDir: join(state.spec.outputDir, "truncated-outputs") } : {}),
+    },
+    outputDir: state.spec.outputDir,
+    signal: state.signal,
+  });
+  for (const result of outcome.results) addMessage(state, result);
+  if (outcome.aborted) return buildResult(state, "aborted", "");
+  if (outcome.external.length > 0) return buildResult(state, "external_tool", "", { externalToolCalls: outcome.external });
+  await checkpoint(state, "tools_completed", { assistant, completedResults: outcome.results, pendingToolCalls: [] });
+  await drainInjections(state);
+  return undefined;
+}
+
+/**
+ * The final assistant message: the response itself, or one message joining continuations.
+ * Tool calls are stripped: a final answer has none (a no-tools request may still return some).
+ */
+function finalMessage(response: ModelResponse, first: AssistantMessage | undefined, text: string): AssistantMessage {
+  const own = response.message.content.filter((p) => p.type !== "toolCall");
+  if (!first) return own.length === response.message.content.length ? response.message : { ...response.message, content: own };
+  const reasoning = first.content.filter((p) => p.type === "reasoning");
+  return { ...response.message, content: [...reasoning, { type: "text", text }] };
+}
+
+async function finalize(state: RunState): Promise<RunResult> {
+  const response = await ask(state, { noTools: true, extra: [finalizeRequest()] });
+  const text = textOf(response.message);
+  if (text.trim()) addMessage(state, finalMessage(response, undefined, text));
+  await checkpoint(state, "final_response");
+  return buildResult(state, "max_iterations", text);
+}
+
+/** Recovery bookkeeping of the answer being formed; reset whenever a round completes. */
+interface Pending {
+  /** Request-only messages for the next call (continuation or "please answer"). */
+  extra: Message[];
+  noTools: boolean;
+  emptyAnswers: number;
+  /** Text of `length`-cut replies so far, and the first of them (for its reasoning). */
+  partial: string;
+  firstPartial: AssistantMessage | undefined;
+  continuations: number;
+}
+
+const freshPending = (): Pending => ({ extra: [], noTools: false, emptyAnswers: 0, partial: "", firstPartial: undefined, continuations: 0 });
+
+async function loop(state: RunState): Promise<RunResult> {
+  let p = freshPending();
+  for (;;) {
+    if (state.signal?.aborted) return buildResult(state, "aborted", "");
+    if (state.toolRounds >= state.settings.maxToolIterations) return finalize(state);
+
+    const response = await ask(state, { noTools: p.noTools, extra: p.extra });
+    const calls = p.noTools ? [] : toolCallsOf(response.message);
+    if (calls.length > 0) {
+      const message = response.message;
+      const assistant = p.partial ? { ...message, content: [{ type: "text" as const, text: p.partial }, ...message.content] } : message;
+      p = freshPending();
+      const ended = await runToolRound(state, assistant, calls);
+      if (ended) return ended;
+      continue;
+    }
+
+    const text = textOf(response.message);
+    if (response.finishReason === "length" && text.trim()) {
+      if (p.continuations < MAX_LENGTH_CONTINUATIONS) {
+        p.partial += text;
+        p.firstPartial ??= response.message;
+        p.continuations++;
+        p.extra = [partialAnswer(p.partial), continueRequest()];
+        continue;
+      }
+      const content = p.partial + text;
+      addMessage(state, finalMessage(response, p.firstPartial, content));
+      await checkpoint(state, "final_response");
+      return buildResult(state, "length", content);
+    }
+
+    const content = p.partial + text;
+    if (!content.trim()) {
+      p.emptyAnswers++;
+      if (p.emptyAnswers === 1) continue; // one silent retry of the same request
+      if (p.emptyAnswers === 2) {
+        p.noTools = true;
+        p.extra = [answerRequest()];
+        continue;
+      }
+      await checkpoint(state, "final_response");
+      return buildResult(state, "empty_final_response", "");
+    }
+
+    addMessage(state, finalMessage(response, p.firstPartial, content));
+    p = freshPending();
+    if (await drainInjections(state)) continue;
+    await checkpoint(state, "final_response");
+    return buildResult(state, "completed", content);
+  }
+}
+
+async function run(state: RunState): Promise<RunResult> {
+  const ctx = (): ReturnType<typeof hookContext> => hookContext(state);
+  await state.hooks.each("beforeRun", (h) => h.beforeRun?.(ctx()));
+  state.emit({ type: "turn_start", runId: state.runId, model: state.model.model, provider: state.model.provider });
+  try {
+    await state.estimator.load();
+  } catch (err) {
+    warn(state, `token estimator unavailable, using a rough estimate: ${String(err)}`);
+  }
+  let result: RunResult;
+  try {
+    result = await loop(state);
+  } catch (err) {
+    if (isAbortError(err) || state.signal?.aborted) {
+      result = buildResult(state, "aborted", "");
+    } else {
+      await state.hooks.each("onError", (h) => h.onError?.(ctx(), err));
+      result = buildResult(state, "error", "", { error: err });
+    }
+  }
+  await state.hooks.each("afterRun", (h) => h.afterRun?.(ctx(), result));
+  state.emit({ type: "turn_end", result });
+  return result;
+}
+
+/** Starts a run. Iterate the stream for events; `await stream.result()` for the outcome. */
+export function runAgent(spec: AgentSpec, signal?: AbortSignal): AgentStream {
+  return EventStream.run(agentErrorEvent, (stream: AgentStream) => run(createState(spec, signal, stream)));
+}

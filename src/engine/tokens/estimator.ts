@@ -1,0 +1,124 @@
+/**
+ * Token estimates for governance and compaction decisions. Counts are cached per message
+ * object, and per message id (checked against a cheap content signature) so a history reloaded
+ * from storage as new objects is not tokenised again either. A 10k-message history is
+ * tokenised once, not on every iteration or turn.
+ */
+import type { ToolDefinition } from "../../core/llm.js";
+import type { ContentPart, Message } from "../../core/messages.js";
+import { imageTokens, inlineImageSize } from "./image-size.js";
+import { approximateCount, countSliced, encodingForModel, loadEncoding, type CountFn } from "./tokenizer.js";
+
+export interface TokenEstimator {
+  /** Loads the tokenizer; estimates before it resolves use ~4 chars/token. */
+  load(): Promise<void>;
+  text(text: string): number;
+  message(message: Message): number;
+  tools(tools: readonly ToolDefinition[]): number;
+}
+
+/** Role and framing tokens every chat message costs (OpenAI's documented ~3–4). */
+const MESSAGE_OVERHEAD = 4;
+const TOOL_CALL_OVERHEAD = 4;
+const FILE_TOKENS = 1600;
+/** The id cache is dropped wholesale past this size; rebuilding it costs one tokenisation pass. */
+const MAX_ID_ENTRIES = 250_000;
+const ROLE_CODE = { system: 0, user: 1, assistant: 2, tool: 3 } as const;
+
+/** Role, part count and content length: different whenever governance or an edit changed the message. */
+function signature(message: Message): number {
+  let length = 0;
+  for (const p of message.content) {
+    if (p.type === "text" || p.type === "reasoning") length += p.text.length;
+    else if (p.type === "toolCall") length += p.rawArguments.length + p.name.length;
+    else if (p.type === "image" || p.type === "file") length += (p.data?.length ?? 0) + (p.url?.length ?? 0);
+    else length += 1;
+  }
+  return (length * 64 + message.content.length) * 4 + ROLE_CODE[message.role];
+}
+
+export function createTokenEstimator(options: { model: string }): TokenEstimator {
+  const encoding = encodingForModel(options.model);
+  let count: CountFn = approximateCount;
+  const messageCache = new WeakMap<Message, number>();
+  const idCache = new Map<string, { signature: number; tokens: number }>();
+  const toolsCache = new WeakMap<readonly ToolDefinition[], number>();
+
+  const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count, value));
+
+  const part = (p: ContentPart): number => {
+    switch (p.type) {
+      case "text":
+      case "reasoning":
+        return text(p.text);
+      case "toolCall":
+        return TOOL_CALL_OVERHEAD + text(p.name) + text(p.rawArguments || JSON.stringify(p.arguments));
+      case "image":
+        return imageTokens(inlineImageSize(p.data, p.url));
+      case "file":
+        return FILE_TOKENS;
+      case "toolResult":
+        return p.content.reduce((sum, c) => sum + part(c), 0);
+      case "resource":
+        return text(p.uri) + (p.text ? text(p.text) : p.blob ? FILE_TOKENS : 0);
+      case "resourceLink":
+        return text(p.uri) + text(p.name ?? "") + text(p.description ?? "");
+      case "ui":
+        return text(p.uri);
+    }
+  };
+
+  return {
+    async load() {
+      count = await loadEncoding(encoding);
+    },
+    text,
+    message(message) {
+      const cached = messageCache.get(message);
+      if (cached !== undefined) return cached;
+      const sig = signature(message);
+      const byId = idCache.get(message.id);
+      if (byId && byId.signature === sig) {
+        messageCache.set(message, byId.tokens);
+        return byId.tokens;
+      }
+      let total = MESSAGE_OVERHEAD;
+      for (const p of message.content) total += part(p);
+      // A count made with the fallback would be cached forever; only cache real counts.
+      if (count !== approximateCount) {
+        messageCache.set(message, total);
+        if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
+        idCache.set(message.id, { signature: sig, tokens: total });
+      }
+      return total;
+    },
+    tools(tools) {
+      if (tools.length === 0) return 0;
+      const cached = toolsCache.get(tools);
+      if (cached !== undefined) return cached;
+      const total = text(JSON.stringify(tools));
+      if (count !== approximateCount) toolsCache.set(tools, total);
+      return total;
+    },
+  };
+}
+
+const shared = new Map<string, TokenEstimator>();
+
+/** One estimator (and cache) per encoding for the process: turns of a session share counts. */
+export function sharedTokenEstimator(model: string): TokenEstimator {
+  const encoding = encodingForModel(model);
+  let estimator = shared.get(encoding);
+  if (!estimator) {
+    estimator = createTokenEstimator({ model });
+    shared.set(encoding, estimator);
+  }
+  return estimator;
+}
+
+/** Sum of message estimates. */
+export function estimateMessages(estimator: TokenEstimator, messages: readonly Message[]): number {
+  let total = 0;
+  for (const m of messages) total += estimator.message(m);
+  return total;
+}

@@ -1,0 +1,177 @@
+/**
+ * One round of tool calls: prepare each in call order, run the runnable ones in batches
+ * (concurrency-safe neighbours together), apply timeouts, turn failures into error results,
+ * truncate oversized output, and stop cleanly on abort. Results come back in call order.
+ */
+import type { AgentEvent } from "../../core/events.js";
+import { ToolTimeoutError, errorMessage } from "../../core/errors.js";
+import { messageId } from "../../core/ids.js";
+import type { ToolCallPart, ToolMessage } from "../../core/messages.js";
+import type { ToolRegistry } from "../../tools/registry.js";
+import type { ToolContext, ToolOutput } from "../../tools/tool.js";
+import type { HookContext, HookRunner } from "../hooks.js";
+import type { Clock } from "../types.js";
+import { partitionBatches } from "./batching.js";
+import type { LookupGuard } from "./lookup-guard.js";
+import { errorResult, prepareCall, type PreparedCall } from "./prepare.js";
+import { truncateLargeOutput } from "./truncate.js";
+
+export const ERROR_HINT = "[Analyze the error above and try a different approach.]";
+export const INTERRUPTED_TEXT = "Error: Task interrupted before this tool finished.";
+
+export interface ToolRoundDeps {
+  registry: ToolRegistry;
+  guard: LookupGuard;
+  hooks: HookRunner;
+  hookContext: HookContext;
+  emit: (event: AgentEvent) => void;
+  clock: Clock;
+  defaultTimeoutMs: number;
+  /** Workspace, session key and output dir handed to every tool. */
+  toolContext: Omit<ToolContext, "callId" | "progress">;
+  outputDir?: string;
+  signal?: AbortSignal;
+  /** Called as each result is final, for progress checkpoints. */
+  onResult?: (result: ToolMessage) => void;
+}
+
+export interface ToolRoundOutcome {
+  /** One result per non-external call, in call order (interrupted ones included). */
+  results: ToolMessage[];
+  external: ToolCallPart[];
+  aborted: boolean;
+}
+
+type RunnableCall = Extract<PreparedCall, { kind: "run" }>;
+
+function normaliseOutput(output: ToolOutput): { content: ToolMessage["content"]; isError: boolean; skipTruncation: boolean } {
+  if (typeof output === "string") return { content: [{ type: "text", text: output }], isError: false, skipTruncation: false };
+  return { content: output.content, isError: output.isError === true, skipTruncation: output.skipTruncation === true };
+}
+
+async function invokeWithTimeout(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolOutput> {
+  const { tool, call } = item;
+  const timeoutMs = tool.timeoutMs ?? deps.defaultTimeoutMs;
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(deps.signal?.reason);
+  deps.signal?.addEventListener("abort", onAbort, { once: true });
+  let timer: unknown;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = deps.clock.setTimeout(() => {
+        const err = new ToolTimeoutError(tool.name, timeoutMs);
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    });
+    const context: ToolContext = {
+      ...deps.toolContext,
+      callId: call.id,
+      progress: (progress, total, message) =>
+        deps.emit({ type: "tool_progress", toolCallId: call.id, progress, total, message }),
+    };
+    const running = Promise.resolve().then(() => tool.execute(item.args, context, controller.signal));
+    running.catch(() => undefined); // a late failure after a timeout is already reported
+    return await Promise.race([running, timeout]);
+  } finally {
+    deps.clock.clearTimeout(timer);
+    deps.signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMessage> {
+  const { call } = item;
+  let result: ToolMessage;
+  try {
+    const output = normaliseOutput(await invokeWithTimeout(item, deps));
+    const truncated = output.skipTruncation
+      ? { content: output.content }
+      : await truncateLargeOutput(output.content, { toolName: call.name, callId: call.id, outputDir: deps.outputDir });
+    result = {
+      id: messageId(),
+      role: "tool",
+      toolCallId: call.id,
+      toolName: call.name,
+      content: truncated.content,
+      isError: output.isError,
+      createdAt: Date.now(),
+      ...(truncated.path ? { meta: { truncatedOutputPath: truncated.path } } : {}),
+    };
+  } catch (err) {
+    const text = err instanceof ToolTimeoutError ? `Error: ${err.message}` : `Error: ${errorMessage(err)}`;
+    result = errorResult(call, `${text}\n\n${ERROR_HINT}`);
+  }
+  await deps.hooks.each(
+    "afterToolCall",
+    (h) => h.afterToolCall?.(deps.hookContext, call, result),
+    (value) => {
+      const v = value as Partial<ToolMessage>;
+      if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
+    },
+  );
+  return result;
+}
+
+function abortPromise(signal: AbortSignal | undefined): { promise: Promise<"aborted">; dispose: () => void } {
+  if (!signal) return { promise: new Promise(() => undefined), dispose: () => undefined };
+  let listener: (() => void) | undefined;
+  const promise = new Promise<"aborted">((resolve) => {
+    if (signal.aborted) return resolve("aborted");
+    listener = () => resolve("aborted");
+    signal.addEventListener("abort", listener, { once: true });
+  });
+  return { promise, dispose: () => listener && signal.removeEventListener("abort", listener) };
+}
+
+export async function executeToolRound(calls: readonly ToolCallPart[], deps: ToolRoundDeps): Promise<ToolRoundOutcome> {
+  const slots: (ToolMessage | undefined)[] = new Array<ToolMessage | undefined>(calls.length);
+  const external: ToolCallPart[] = [];
+  const runnable: RunnableCall[] = [];
+  const started = new Map<string, number>();
+  const settle = (index: number, result: ToolMessage): void => {
+    slots[index] = result;
+    deps.emit({ type: "tool_result", result, durationMs: deps.clock.now() - (started.get(result.toolCallId) ?? deps.clock.now()) });
+    deps.onResult?.(result);
+  };
+
+  for (const [index, call] of calls.entries()) {
+    deps.emit({ type: "tool_call", toolCall: call });
+    started.set(call.id, deps.clock.now());
+    const prepared = await prepareCall(call, index, deps);
+    if (prepared.kind === "done") settle(index, prepared.result);
+    else if (prepared.kind === "external") external.push(call);
+    else runnable.push(prepared);
+  }
+
+  const abort = abortPromise(deps.signal);
+  let aborted = deps.signal?.aborted === true;
+  try {
+    for (const batch of partitionBatches(runnable)) {
+      if (aborted) break;
+      const work = Promise.all(
+        batch.map(async (item) => {
+          started.set(item.call.id, deps.clock.now());
+          const result = await runCall(item, deps);
+          if (!aborted) settle(item.index, result);
+        }),
+      );
+      work.catch(() => undefined);
+      aborted = (await Promise.race([work, abort.promise])) === "aborted";
+    }
+  } finally {
+    abort.dispose();
+  }
+
+  const results: ToolMessage[] = [];
+  const externalIds = new Set(external.map((c) => c.id));
+  for (const [index, call] of calls.entries()) {
+    if (externalIds.has(call.id)) continue;
+    let result = slots[index];
+    if (!result) {
+      result = errorResult(call, INTERRUPTED_TEXT);
+      settle(index, result);
+    }
+    results.push(result);
+  }
+  return { results, external, aborted };
+}

@@ -1,0 +1,91 @@
+/**
+ * The engine's inputs: one `AgentSpec` per run. Everything with side effects (clock, files,
+ * persistence, injected messages) arrives through a seam here, so the loop stays a library.
+ */
+import type { Checkpoint } from "../core/events.js";
+import type { JsonSchema, LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
+import type { Message } from "../core/messages.js";
+import type { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import type { AgentHooks } from "./hooks.js";
+import type { TokenEstimator } from "./tokens/estimator.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type EngineLog = (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
+
+/** Time as the engine sees it; tests inject a fake one to drive timeouts without waiting. */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    // A pending tool or hook timeout must never keep the process alive by itself.
+    timer.unref();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export const ENGINE_DEFAULTS = {
+  maxToolIterations: 200,
+  maxToolResultChars: 16_000,
+  contextWindow: 200_000,
+  maxTokens: 8_192,
+  /** Tokens kept free besides `maxTokens` (provider framing, estimate error). */
+  budgetReserve: 1_024,
+  toolTimeoutMs: 120_000,
+  hookTimeoutMs: 30_000,
+} as const;
+
+export interface AgentSpec {
+  model: LanguageModel;
+  /** History plus this turn's input. Never mutated. */
+  messages: readonly Message[];
+  /**
+   * Index in `messages` where this turn's new input starts; compaction keeps it verbatim.
+   * Defaults to the last user message.
+   */
+  newInputStart?: number;
+  tools?: readonly Tool[] | ToolRegistry;
+  /** Forced on the first round only; later rounds let the model choose (else it loops). */
+  toolChoice?: ToolChoice;
+  temperature?: number;
+  reasoningEffort?: ReasoningEffort;
+  output?: { name?: string; schema: JsonSchema };
+  metadata?: Record<string, unknown>;
+  /** Tool rounds before a forced no-tools finalization (200). */
+  maxToolIterations?: number;
+  /** Tool results longer than this are offloaded to a file in the request copy (16,000). */
+  maxToolResultChars?: number;
+  /** Defaults to the model's `contextWindow`, else 200,000. 0 disables compaction. */
+  contextWindow?: number;
+  /** Output token limit per call (8,192). */
+  maxTokens?: number;
+  /** Replaces the computed governance budget (`contextWindow − maxTokens − 1024`). */
+  contextBlockLimit?: number;
+  /** Default per-tool time limit when the tool sets none (120 s). */
+  toolTimeoutMs?: number;
+  /**
+   * The session's directory (e.g. `<home>/sessions/<id>`): oversized tool outputs go to its
+   * `truncated-outputs/`, offloaded results to its `tool-results/`. Without it nothing is written.
+   */
+  outputDir?: string;
+  /** Working directory handed to tools. Defaults to `process.cwd()`. */
+  workspace?: string;
+  sessionKey?: string;
+  hooks?: AgentHooks | readonly AgentHooks[];
+  /** A hook that has not settled after this long is reported and skipped (30 s). */
+  hookTimeoutMs?: number;
+  /** Awaited at `awaiting_tools`, `tools_completed` and `final_response`. */
+  onCheckpoint?: (checkpoint: Checkpoint) => void | Promise<void>;
+  /** Messages that arrived mid-turn (e.g. a user follow-up, a sub-agent result); ≤ `limit` are used. */
+  drainInjections?: (limit: number) => Message[] | Promise<Message[]>;
+  estimator?: TokenEstimator;
+  clock?: Clock;
+  log?: EngineLog;
+}

@@ -1,0 +1,259 @@
+/**
+ * One MCP server: handshake with a time limit, the server's tool/prompt/resource listings kept
+ * fresh, calls with a per-call timeout, progress and cancellation, and a reconnect when the
+ * process crashed or the HTTP session was dropped.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  CallToolResultSchema,
+  ProgressNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type {
+  CallToolResult,
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool as McpTool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { AbortedError, ToolTimeoutError, errorMessage } from "../core/errors.js";
+import { clientCapabilities, registerClientRequestHandlers } from "./client-requests.js";
+import { listAll } from "./paging.js";
+import { isTransientTransportError } from "./transient.js";
+import { createTransport } from "./transport.js";
+import type { BuiltTransport } from "./transport.js";
+import type { McpManagerOptions, McpServerSpec, McpTransportType } from "./types.js";
+
+/** What a server offers, as last listed. */
+export interface ServerListing {
+  tools: McpTool[];
+  prompts: Prompt[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+  instructions?: string;
+}
+
+export type ProgressFn = (progress: number, total?: number, message?: string) => void;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs: number;
+  onProgress?: ProgressFn;
+}
+
+export type ConnectionOptions = McpManagerOptions & {
+  env: Record<string, string | undefined>;
+  connectTimeoutMs: number;
+  retryDelayMs: number;
+  sleep: (ms: number) => Promise<void>;
+};
+
+const EMPTY_LISTING: ServerListing = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
+
+export class McpConnection {
+  listing: ServerListing = EMPTY_LISTING;
+  private client?: Client;
+  private built?: BuiltTransport;
+  private opening?: Promise<Client>;
+  private closed = false;
+  private progressSeq = 0;
+  private refreshSeq = 0;
+  private latestRefresh?: Promise<void>;
+  private readonly progressHandlers = new Map<string, ProgressFn>();
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    readonly name: string,
+    readonly spec: McpServerSpec,
+    private readonly options: ConnectionOptions,
+  ) {}
+
+  /** Pid of the spawned stdio server while connected. */
+  get pid(): number | undefined {
+    const t = this.built?.transport as { pid?: number | null } | undefined;
+    return this.client ? (t?.pid ?? undefined) : undefined;
+  }
+
+  get transportType(): McpTransportType | undefined {
+    return this.built?.type;
+  }
+
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  /** Called after every listing change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Connects (or reuses the live connection); rejects with a reason on failure or timeout. */
+  async ensureConnected(): Promise<Client> {
+    if (this.closed) throw new Error(`MCP server '${this.name}' is closed`);
+    if (this.client) return this.client;
+    this.opening ??= this.open().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    return this.withRetry(options.signal, async (client) => {
+      const controller = new AbortController();
+      let timedOut = false;
+      const onAbort = (): void => controller.abort(options.signal?.reason);
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort(new ToolTimeoutError(tool, options.timeoutMs));
+      }, options.timeoutMs);
+      // Our own progress token: the SDK drops its handler when the result arrives, before it
+      // has dispatched the last progress notification (see fixtures/mcp/README.md).
+      const token = options.onProgress ? `${this.name}-${++this.progressSeq}` : undefined;
+      if (token && options.onProgress) this.progressHandlers.set(token, options.onProgress);
+      try {
+        const result = await client.callTool(
+          { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
+          CallToolResultSchema,
+          { signal: controller.signal, timeout: options.timeoutMs + 5_000 },
+        );
+        return result as CallToolResult;
+      } catch (err) {
+        if (timedOut) throw new ToolTimeoutError(tool, options.timeoutMs);
+        if (options.signal?.aborted) throw new AbortedError(undefined, { cause: err });
+        throw err;
+      } finally {
+        clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+        if (token) this.progressHandlers.delete(token);
+      }
+    });
+  }
+
+  async getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    return this.withRetry(signal, (client) => client.getPrompt({ name, arguments: args }, { signal }));
+  }
+
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return this.withRetry(signal, (client) => client.readResource({ uri }, { signal }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const opening = this.opening;
+    if (opening) await opening.catch(() => undefined);
+    // Tell a Streamable HTTP server the session is over instead of letting it time out.
+    const transport = this.built?.transport;
+    if (this.client && transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined);
+    await this.dropClient();
+  }
+
+  /** Runs `op`; on a transport failure waits, reconnects and tries exactly once more. */
+  private async withRetry<T>(signal: AbortSignal | undefined, op: (client: Client) => Promise<T>): Promise<T> {
+    const client = await this.ensureConnected();
+    try {
+      return await op(client);
+    } catch (err) {
+      if (!isTransientTransportError(err) || signal?.aborted || this.closed) throw err;
+      this.options.log?.("warn", "MCP transport error, reconnecting", { server: this.name, error: errorMessage(err) });
+      if (this.client === client) await this.dropClient();
+      await this.options.sleep(this.options.retryDelayMs);
+      return op(await this.ensureConnected());
+    }
+  }
+
+  private async open(): Promise<Client> {
+    const built = createTransport(this.name, this.spec, this.options.env);
+    const client = new Client(
+      { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
+      { capabilities: clientCapabilities(this.options) },
+    );
+    registerClientRequestHandlers(client, this.name, this.options);
+    client.setNotificationHandler(ProgressNotificationSchema, (n) => {
+      this.progressHandlers.get(String(n.params.progressToken))?.(n.params.progress, n.params.total, n.params.message);
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh(client));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refresh(client));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.refresh(client));
+    client.onerror = (err) => this.options.log?.("debug", "MCP client error", { server: this.name, error: errorMessage(err) });
+
+    const timeoutMs = this.options.connectTimeoutMs;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(`handshake timed out after ${timeoutMs} ms`);
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      await Promise.race([client.connect(built.transport, { signal: controller.signal, timeout: timeoutMs }), timeout]);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      const tail = built.stderrTail();
+      throw new Error(`${errorMessage(err)}${tail ? ` (stderr: ${tail.split("\n").slice(-3).join(" | ")})` : ""}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.closed) {
+      await client.close().catch(() => undefined);
+      throw new Error(`MCP server '${this.name}' is closed`);
+    }
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.options.log?.("warn", "MCP server disconnected", { server: this.name });
+    };
+    this.client = client;
+    this.built = built;
+    this.listing = { ...this.listing, instructions: client.getInstructions() };
+    // Servers may add tools right after `notifications/initialized`; list now, not on list_changed,
+    // and wait for any refresh a list_changed started meanwhile, since that one wins.
+    await this.refresh(client);
+    for (let latest = this.latestRefresh; latest; ) {
+      await latest;
+      latest = latest === this.latestRefresh ? undefined : this.latestRefresh;
+    }
+    return client;
+  }
+
+  /** Re-lists everything; only the newest refresh wins when several overlap. */
+  private refresh(client: Client): Promise<void> {
+    const run = this.relist(client, ++this.refreshSeq);
+    this.latestRefresh = run;
+    return run;
+  }
+
+  private async relist(client: Client, seq: number): Promise<void> {
+    const caps = client.getServerCapabilities() ?? {};
+    try {
+      const [tools, prompts, resources, resourceTemplates] = await Promise.all([
+        caps.tools ? listAll((cursor) => client.listTools({ cursor }), (r) => r.tools) : Promise.resolve([]),
+        caps.prompts ? listAll((cursor) => client.listPrompts({ cursor }), (r) => r.prompts).catch(() => []) : Promise.resolve([]),
+        caps.resources ? listAll((cursor) => client.listResources({ cursor }), (r) => r.resources).catch(() => []) : Promise.resolve([]),
+        caps.resources
+          ? listAll((cursor) => client.listResourceTemplates({ cursor }), (r) => r.resourceTemplates).catch(() => [])
+          : Promise.resolve([]),
+      ]);
+      if (seq !== this.refreshSeq || this.client !== client) return;
+      this.listing = { tools, prompts, resources, resourceTemplates, instructions: this.listing.instructions };
+      for (const listener of this.listeners) listener();
+    } catch (err) {
+      this.options.log?.("warn", "MCP listing failed", { server: this.name, error: errorMessage(err) });
+    }
+  }
+
+  private async dropClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.progressHandlers.clear();
+    if (client) await client.close().catch(() => undefined);
+  }
+}

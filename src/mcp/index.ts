@@ -1,0 +1,35 @@
+export { McpClientManager } from "./manager.js";
+export type { ManagerCallOptions } from "./manager.js";
+export { McpConnection } from "./connection.js";
+export type { CallOptions, ProgressFn, ServerListing } from "./connection.js";
+export type {
+  ElicitationHandler,
+  ElicitationRequest,
+  ElicitationResponse,
+  McpLogFn,
+  McpManagerOptions,
+  McpRoot,
+  McpServerFailure,
+  McpServerSpec,
+  McpServersConfig,
+  McpTransportType,
+  SamplingHandler,
+  SamplingRequest,
+  SamplingResponse,
+} from "./types.js";
+export { MAX_TOOL_NAME_LENGTH, fitToolName, mcpToolName, parseToolRef, sanitizeName } from "./names.js";
+export type { McpToolKind, ToolRef } from "./names.js";
+export { detectTransportType, expandVars } from "./transport.js";
+export { selectTools } from "./select-tools.js";
+export type { SelectedTools } from "./select-tools.js";
+export { DEFAULT_TOOL_TIMEOUT_MS, isToolEnabled } from "./tool-adapters.js";
+export type { McpToolEntry } from "./tool-adapters.js";
+export { mapCallToolResult, mapContentBlock, promptText } from "./result-mapping.js";
+export { hookRefs, mcpHooks, runHookChain, toModelResponse } from "./hooks.js";
+export type { HookChainResult, HookKind, HookPayload, HooksConfig, McpHooksOptions } from "./hooks.js";
+export { parseUiAction, runUiAction } from "./ui-actions.js";
+export type { UiAction, UiActionResult } from "./ui-actions.js";
+export { resolvePromptInstructions } from "./instructions.js";
+export type { PromptInstructions } from "./instructions.js";
+export { listServers } from "./list-servers.js";
+export type { ListedServer, ListedTool } from "./list-servers.js";

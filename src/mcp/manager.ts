@@ -1,0 +1,169 @@
+/**
+ * Owns every configured MCP server for one process: connects them in parallel at startup,
+ * reports the ones that failed (the others keep working) and exposes their tools, prompts and
+ * resources as core `Tool`s under names the model can use.
+ */
+import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import { AbortedError, errorMessage } from "../core/errors.js";
+import type { Tool, ToolOutput } from "../tools/tool.js";
+import { McpConnection } from "./connection.js";
+import type { ProgressFn } from "./connection.js";
+import { fitToolName, shortHash } from "./names.js";
+import { mapCallToolResult } from "./result-mapping.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs } from "./tool-adapters.js";
+import type { McpToolEntry } from "./tool-adapters.js";
+import type { McpManagerOptions, McpServerFailure, McpServersConfig } from "./types.js";
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
+const DEFAULT_RETRY_DELAY_MS = 1_000;
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface ManagerCallOptions {
+  signal?: AbortSignal;
+  onProgress?: ProgressFn;
+  /** Overrides the server's `toolTimeout`. */
+  timeoutMs?: number;
+}
+
+export class McpClientManager {
+  private readonly connections = new Map<string, McpConnection>();
+  private readonly startFailures = new Map<string, string>();
+  private entries: McpToolEntry[] = [];
+  private readonly listeners = new Set<() => void>();
+  private readonly defaultTimeoutMs: number;
+  private started?: Promise<McpServerFailure[]>;
+
+  constructor(servers: McpServersConfig, private readonly options: McpManagerOptions = {}) {
+    this.defaultTimeoutMs = options.defaultToolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const connectionOptions = {
+      ...options,
+      env: options.env ?? process.env,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+      sleep: options.sleep ?? realSleep,
+    };
+    for (const [name, spec] of Object.entries(servers)) {
+      const conn = new McpConnection(name, spec, connectionOptions);
+      conn.onChange(() => this.rebuild());
+      this.connections.set(name, conn);
+    }
+  }
+
+  /** Creates a manager and connects every server; failures are in `failures()`. */
+  static async connect(servers: McpServersConfig, options: McpManagerOptions = {}): Promise<McpClientManager> {
+    const manager = new McpClientManager(servers, options);
+    await manager.start();
+    return manager;
+  }
+
+  /** Connects all servers in parallel (once); resolves with the ones that failed. */
+  start(): Promise<McpServerFailure[]> {
+    this.started ??= Promise.all(
+      [...this.connections.values()].map(async (conn) => {
+        try {
+          await conn.ensureConnected();
+          this.startFailures.delete(conn.name);
+        } catch (err) {
+          this.startFailures.set(conn.name, errorMessage(err));
+          this.options.log?.("warn", "MCP server failed to start", { server: conn.name, error: errorMessage(err) });
+        }
+      }),
+    ).then(() => {
+      this.rebuild();
+      return this.failures();
+    });
+    return this.started;
+  }
+
+  /** Servers that could not be started, with the reason. */
+  failures(): McpServerFailure[] {
+    return [...this.startFailures].map(([server, reason]) => ({ server, reason }));
+  }
+
+  serverNames(): string[] {
+    return [...this.connections.keys()];
+  }
+
+  connection(server: string): McpConnection | undefined {
+    return this.connections.get(server);
+  }
+
+  /** Every tool of every connected server, as the model sees them. */
+  tools(): Tool[] {
+    return this.entries.map((e) => e.tool);
+  }
+
+  toolEntries(): McpToolEntry[] {
+    return [...this.entries];
+  }
+
+  /** Looks up an entry by the MCP-side name (`kind` defaults to a real tool). */
+  findEntry(server: string, sourceName: string, kind: McpToolEntry["kind"] = "tool"): McpToolEntry | undefined {
+    return this.entries.find((e) => e.server === server && e.kind === kind && e.sourceName === sourceName);
+  }
+
+  /** The server's `instructions` from its initialize result. */
+  instructions(server: string): string | undefined {
+    return this.connections.get(server)?.listing.instructions;
+  }
+
+  /** Called whenever a server's listing changes; returns the unsubscribe function. */
+  onToolsChanged(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Calls a tool by its MCP name (hooks, UI actions), ignoring `enabledTools`. Failures come
+   * back as `isError` output; only an abort throws.
+   */
+  async callTool(server: string, tool: string, args: Record<string, unknown>, options: ManagerCallOptions = {}): Promise<Exclude<ToolOutput, string>> {
+    const conn = this.connections.get(server);
+    if (!conn) return { content: [{ type: "text", text: `Unknown MCP server '${server}'` }], isError: true };
+    try {
+      const result = await conn.callTool(tool, args, {
+        timeoutMs: options.timeoutMs ?? toolTimeoutMs(conn, this.defaultTimeoutMs),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      });
+      return mapCallToolResult(result);
+    } catch (err) {
+      if (err instanceof AbortedError) throw err;
+      return { content: [{ type: "text", text: errorMessage(err) }], isError: true };
+    }
+  }
+
+  /** `prompts/get` on a server; throws when the server is unknown or the call fails. */
+  async getPrompt(server: string, name: string, args: Record<string, string> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
+    const conn = this.connections.get(server);
+    if (!conn) throw new Error(`Unknown MCP server '${server}'`);
+    return conn.getPrompt(name, args, signal);
+  }
+
+  /** Closes every connection; stdio servers are terminated. */
+  async close(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.close()));
+    this.entries = [];
+    this.listeners.clear();
+  }
+
+  /** Recomputes the exposed tools; a name already taken gets a hash of its origin appended. */
+  private rebuild(): void {
+    const used = new Set<string>();
+    const entries: McpToolEntry[] = [];
+    for (const conn of this.connections.values()) {
+      for (const entry of buildServerTools(conn, this.defaultTimeoutMs)) {
+        let name = entry.tool.name;
+        if (used.has(name)) {
+          name = fitToolName(`${name.slice(0, 50)}_${shortHash(`${entry.server}/${entry.kind}/${entry.sourceName}`)}`);
+          entry.tool.name = name;
+        }
+        used.add(name);
+        entries.push(entry);
+      }
+    }
+    this.entries = entries;
+    for (const listener of this.listeners) listener();
+  }
+}

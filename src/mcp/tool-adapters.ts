@@ -1,0 +1,159 @@
+/**
+ * Wraps what one server lists as core `Tool`s: MCP tools as they are, prompts and resources
+ * as read-only tools (so they batch with other reads). A failing call becomes an `isError`
+ * result the model can react to; only an abort is thrown.
+ */
+import type { Prompt, Resource, ResourceTemplate, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import { AbortedError, errorMessage } from "../core/errors.js";
+import type { JsonSchema } from "../core/llm.js";
+import type { Tool, ToolContext, ToolOutput } from "../tools/tool.js";
+import type { McpConnection } from "./connection.js";
+import { mcpToolName } from "./names.js";
+import type { McpToolKind } from "./names.js";
+import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+/** Our own timeout must fire before an engine-level one, so the server is told to cancel. */
+const ENGINE_GRACE_MS = 5_000;
+
+/** A tool exposed to the model, with where it comes from. */
+export interface McpToolEntry {
+  tool: Tool;
+  server: string;
+  kind: McpToolKind;
+  /** The tool, prompt or resource name on the server. */
+  sourceName: string;
+}
+
+function errorOutput(err: unknown): ToolOutput {
+  if (err instanceof AbortedError) throw err;
+  return { content: [{ type: "text", text: errorMessage(err) }], isError: true };
+}
+
+/** `enabledTools` absent, empty or containing `*` exposes everything. */
+export function isToolEnabled(enabled: string[] | undefined, tool: string): boolean {
+  if (!enabled || enabled.length === 0 || enabled.includes("*")) return true;
+  return enabled.includes(tool);
+}
+
+export function toolTimeoutMs(conn: McpConnection, fallbackMs: number): number {
+  const seconds = conn.spec.toolTimeout;
+  return seconds !== undefined && seconds > 0 ? seconds * 1000 : fallbackMs;
+}
+
+function objectSchema(schema: McpTool["inputSchema"] | undefined): JsonSchema {
+  const s: JsonSchema = { ...(schema ?? {}) };
+  s.type = "object";
+  s.properties ??= {};
+  delete s.$schema;
+  return s;
+}
+
+function mcpTool(conn: McpConnection, t: McpTool, timeoutMs: number): McpToolEntry {
+  const tool: Tool = {
+    name: mcpToolName(conn.name, t.name),
+    description: t.description ?? t.title ?? t.annotations?.title ?? t.name,
+    parameters: objectSchema(t.inputSchema),
+    ...(t.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
+    timeoutMs: timeoutMs + ENGINE_GRACE_MS,
+    async execute(args: Record<string, unknown>, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
+      try {
+        const result = await conn.callTool(t.name, args, { signal, timeoutMs, ...(ctx.progress ? { onProgress: ctx.progress } : {}) });
+        return mapCallToolResult(result);
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  };
+  return { tool, server: conn.name, kind: "tool", sourceName: t.name };
+}
+
+function stringArgs(args: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === "string" ? v : JSON.stringify(v);
+  }
+  return out;
+}
+
+function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
+  const properties: Record<string, JsonSchema> = {};
+  for (const a of p.arguments ?? []) properties[a.name] = { type: "string", ...(a.description ? { description: a.description } : {}) };
+  const required = (p.arguments ?? []).filter((a) => a.required === true).map((a) => a.name);
+  const tool: Tool = {
+    name: mcpToolName(conn.name, p.name, "prompt"),
+    description: `Get the MCP prompt '${p.name}'${p.description ? `: ${p.description}` : ""}`,
+    parameters: { type: "object", properties, ...(required.length > 0 ? { required } : {}) },
+    readOnly: true,
+    async execute(args, _ctx, signal) {
+      try {
+        return mapPromptResult(await conn.getPrompt(p.name, stringArgs(args), signal));
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  };
+  return { tool, server: conn.name, kind: "prompt", sourceName: p.name };
+}
+
+function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
+  const tool: Tool = {
+    name: mcpToolName(conn.name, r.name, "resource"),
+    description: `Read the MCP resource ${r.uri}${r.description ? `: ${r.description}` : ""}`,
+    parameters: { type: "object", properties: {} },
+    readOnly: true,
+    async execute(_args, _ctx, signal) {
+      try {
+        return mapReadResourceResult(await conn.readResource(r.uri, signal));
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  };
+  return { tool, server: conn.name, kind: "resource", sourceName: r.name };
+}
+
+const SIMPLE_VARIABLE = /\{([A-Za-z0-9_]+)\}/g;
+
+/** Variables of a level-1 URI template (`{name}` only); undefined for anything fancier. */
+export function simpleTemplateVariables(template: string): string[] | undefined {
+  if (/\{[^A-Za-z0-9_]/.test(template)) return undefined;
+  return [...template.matchAll(SIMPLE_VARIABLE)].map((m) => m[1] ?? "");
+}
+
+export function expandUriTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(SIMPLE_VARIABLE, (_m, name: string) => encodeURIComponent(values[name] ?? ""));
+}
+
+function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | undefined {
+  const variables = simpleTemplateVariables(t.uriTemplate);
+  if (!variables || variables.length === 0) return undefined;
+  const properties = Object.fromEntries(variables.map((v) => [v, { type: "string" }]));
+  const tool: Tool = {
+    name: mcpToolName(conn.name, t.name, "resource"),
+    description: `Read the MCP resource ${t.uriTemplate}${t.description ? `: ${t.description}` : ""}`,
+    parameters: { type: "object", properties, required: variables },
+    readOnly: true,
+    async execute(args, _ctx, signal) {
+      try {
+        return mapReadResourceResult(await conn.readResource(expandUriTemplate(t.uriTemplate, stringArgs(args)), signal));
+      } catch (err) {
+        return errorOutput(err);
+      }
+    },
+  };
+  return { tool, server: conn.name, kind: "resource", sourceName: t.name };
+}
+
+/** Every tool one server contributes, from its current listing. */
+export function buildServerTools(conn: McpConnection, defaultTimeoutMs: number): McpToolEntry[] {
+  const { tools, prompts, resources, resourceTemplates } = conn.listing;
+  const timeoutMs = toolTimeoutMs(conn, defaultTimeoutMs);
+  return [
+    ...tools.filter((t) => isToolEnabled(conn.spec.enabledTools, t.name)).map((t) => mcpTool(conn, t, timeoutMs)),
+    ...prompts.map((p) => promptTool(conn, p)),
+    ...resources.map((r) => resourceTool(conn, r)),
+    ...resourceTemplates.map((t) => templateTool(conn, t)).filter((e): e is McpToolEntry => e !== undefined),
+  ];
+}

@@ -1,0 +1,78 @@
+/**
+ * Builds the SDK transport for one server spec: stdio for a command, otherwise Streamable HTTP,
+ * or SSE when the URL path ends in `/sse` (or `type` forces it).
+ */
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ConfigError } from "../core/errors.js";
+import type { McpServerSpec, McpTransportType } from "./types.js";
+
+/** Expands `${VAR}` (and `${VAR:-default}`) from `env`; unknown variables become empty. */
+export function expandVars(text: string, env: Record<string, string | undefined>): string {
+  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
+    const value = env[name];
+    return value !== undefined && value !== "" ? value : (fallback ?? "");
+  });
+}
+
+function expandMap(map: Record<string, string> | undefined, env: Record<string, string | undefined>): Record<string, string> | undefined {
+  if (!map) return undefined;
+  return Object.fromEntries(Object.entries(map).map(([k, v]) => [k, expandVars(v, env)]));
+}
+
+/** stdio when there is a command; for URLs `/sse` at the end of the path means SSE. */
+export function detectTransportType(spec: McpServerSpec): McpTransportType {
+  if (spec.type) return spec.type;
+  if (spec.command) return "stdio";
+  if (spec.url) {
+    let path = spec.url;
+    try {
+      path = new URL(spec.url).pathname;
+    } catch {
+      // Not a parseable URL; the suffix check on the raw text is the best guess.
+    }
+    return path.replace(/\/+$/, "").endsWith("/sse") ? "sse" : "http";
+  }
+  return "stdio";
+}
+
+export interface BuiltTransport {
+  transport: Transport;
+  type: McpTransportType;
+  /** Last lines a stdio server wrote to stderr, for failure reasons. */
+  stderrTail(): string;
+}
+
+const STDERR_TAIL_CHARS = 2000;
+
+export function createTransport(server: string, spec: McpServerSpec, env: Record<string, string | undefined>): BuiltTransport {
+  const type = detectTransportType(spec);
+  if (type === "stdio") {
+    if (!spec.command) throw new ConfigError(`MCP server '${server}' has no command`, { path: `mcpServers.${server}.command`, expected: "a command to spawn" });
+    const transport = new StdioClientTransport({
+      command: expandVars(spec.command, env),
+      args: (spec.args ?? []).map((a) => expandVars(a, env)),
+      env: expandMap(spec.env, env),
+      cwd: spec.cwd ? expandVars(spec.cwd, env) : undefined,
+      stderr: "pipe",
+    });
+    let tail = "";
+    transport.stderr?.on("data", (chunk: Buffer | string) => {
+      tail = (tail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
+    });
+    return { transport, type, stderrTail: () => tail.trim() };
+  }
+  if (!spec.url) throw new ConfigError(`MCP server '${server}' has no url`, { path: `mcpServers.${server}.url`, expected: "an http(s) URL" });
+  let url: URL;
+  try {
+    url = new URL(expandVars(spec.url, env));
+  } catch (err) {
+    throw new ConfigError(`MCP server '${server}' has an invalid url`, { path: `mcpServers.${server}.url`, expected: "an http(s) URL", cause: err });
+  }
+  const headers = expandMap(spec.headers, env);
+  const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
+  const transport = type === "sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  return { transport, type, stderrTail: () => "" };
+}

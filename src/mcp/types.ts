@@ -1,0 +1,98 @@
+/**
+ * Shapes the MCP host side accepts and hands out. The server map is structural so the config
+ * layer's parsed `mcpServers` entries can be passed as they are.
+ */
+import type { Message } from "../core/messages.js";
+
+export type McpTransportType = "stdio" | "http" | "sse";
+
+/** One configured MCP server: a command to spawn (stdio) or a URL (Streamable HTTP / SSE). */
+export interface McpServerSpec {
+  type?: McpTransportType;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers?: Record<string, string>;
+  /** MCP tool names to expose; absent or containing `*` = all. */
+  enabledTools?: string[];
+  /** Seconds before a tool call is cancelled (default 30). */
+  toolTimeout?: number;
+}
+
+export type McpServersConfig = Record<string, McpServerSpec>;
+
+/** A `sampling/createMessage` request from a server, in core vocabulary. */
+export interface SamplingRequest {
+  server: string;
+  messages: Message[];
+  systemPrompt?: string;
+  maxTokens: number;
+  temperature?: number;
+  stopSequences?: string[];
+  /** Model names the server hinted at, in preference order (an agent name is tried first by the host). */
+  modelHints: string[];
+}
+
+export interface SamplingResponse {
+  text: string;
+  model: string;
+  stopReason?: "endTurn" | "stopSequence" | "maxTokens" | (string & {});
+}
+
+/** Answers sampling requests (the lead wires it to the hinted agent or the default model, no tools). */
+export type SamplingHandler = (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResponse>;
+
+/** An `elicitation/create` request from a server. */
+export interface ElicitationRequest {
+  server: string;
+  message: string;
+  mode: "form" | "url";
+  /** JSON schema of the form (form mode). */
+  requestedSchema?: Record<string, unknown>;
+  /** Where the user should go (url mode). */
+  url?: string;
+}
+
+export interface ElicitationResponse {
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+}
+
+/** Asks the user; a channel that cannot ask should return `{ action: "decline" }`. */
+export type ElicitationHandler = (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResponse>;
+
+export interface McpRoot {
+  uri: string;
+  name?: string;
+}
+
+export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
+
+export interface McpManagerOptions {
+  /** Used to expand `${VAR}` left in env, headers, args and urls (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** Startup handshake limit per server in ms (default 20 000). */
+  connectTimeoutMs?: number;
+  /** Per-call limit in ms when the server sets no `toolTimeout` (default 30 000). */
+  defaultToolTimeoutMs?: number;
+  /** Wait before the single retry after a transport error (injected in tests). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Delay before that retry in ms (default 1000). */
+  retryDelayMs?: number;
+  sampling?: SamplingHandler;
+  /** When absent the capability is not advertised, so servers do not ask. */
+  elicitation?: ElicitationHandler;
+  /** Advertised (and answered on `roots/list`) only when given. */
+  roots?: McpRoot[];
+  log?: McpLogFn;
+  clientName?: string;
+  clientVersion?: string;
+}
+
+/** Why a server is not usable, for status output and `nanobot mcp list`. */
+export interface McpServerFailure {
+  server: string;
+  reason: string;
+}

@@ -1,0 +1,27 @@
+/**
+ * Tool schemas come from zod, MCP servers and users; providers reject anything that is not an
+ * object schema with `properties`. `fixToolSchema` makes the minimal repairs (Go nanobot's
+ * ValidateAndFixToolSchema) and never mutates its input.
+ */
+import type { JsonSchema } from "../core/llm.js";
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Returns a copy of `schema` that is `{ type: "object", properties: {...} }` at the top. */
+export function fixToolSchema(schema: unknown): JsonSchema {
+  const base: Record<string, unknown> = isRecord(schema) ? { ...schema } : {};
+  base.type = "object";
+  if (!isRecord(base.properties)) base.properties = {};
+  const properties = base.properties as Record<string, unknown>;
+  if (base.required !== undefined) {
+    // A `required` that is not a list of declared names makes strict providers refuse the tool.
+    const required = Array.isArray(base.required)
+      ? base.required.filter((name): name is string => typeof name === "string" && name in properties)
+      : [];
+    if (required.length > 0) base.required = required;
+    else delete base.required;
+  }
+  return base;
+}

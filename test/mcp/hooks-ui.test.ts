@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LLMRequest, ModelResponse } from "../../src/core/llm.js";
+import { textOf } from "../../src/core/message-helpers.js";
+import { hookRefs, mcpHooks, runHookChain } from "../../src/mcp/hooks.js";
+import { McpClientManager } from "../../src/mcp/manager.js";
+import { parseUiAction, runUiAction } from "../../src/mcp/ui-actions.js";
+import { referenceSpec, testServerSpec, textOfOutput } from "./helpers.js";
+
+let manager: McpClientManager;
+
+beforeAll(async () => {
+  manager = await McpClientManager.connect({ t: testServerSpec(), everything: referenceSpec("everything") });
+});
+afterAll(async () => {
+  await manager.close();
+});
+
+const request: LLMRequest = { messages: [{ role: "user", id: "m1", content: [{ type: "text", text: "hello" }] }] };
+const hookCtx = { runId: "run_1", iteration: 1 };
+
+describe("hooks as MCP tools", () => {
+  it("reads hook references from the agent's hooks block", () => {
+    expect(hookRefs({ request: "t/a", response: ["t/b", { target: "t/c" }] }, "response")).toEqual(["t/b", "t/c"]);
+    expect(hookRefs({ request: "t/a" }, "request")).toEqual(["t/a"]);
+    expect(hookRefs(undefined, "config")).toEqual([]);
+  });
+
+  it("chains hooks in order, reports a failing one and goes on", async () => {
+    const result = await runHookChain(manager, "config", ["t/hook_tag", "t/hook_fail", "t/hook_text", "nowhere/x", "t/hook_tag"], {
+      agent: { name: "a" },
+    });
+    expect(result.payload).toEqual({ agent: { name: "a" }, trace: ["tag", "tag"], text_hook: true });
+    expect(result.shortCircuit).toBeUndefined();
+    expect(result.warnings).toHaveLength(2);
+    expect(result.warnings[0]).toBe("config hook t/hook_fail failed: hook exploded");
+    expect(result.warnings[1]).toContain("Unknown MCP server 'nowhere'");
+  });
+
+  it("lets a request hook answer in place of the model and stops the chain", async () => {
+    const result = await runHookChain(manager, "request", ["t/hook_answer", "t/hook_tag"], { request });
+    expect(result.shortCircuit).toEqual({ content: "answered by hook" });
+    expect(result.payload.trace).toBeUndefined();
+  });
+
+  it("adapts to the engine's AgentHooks: a short-circuit becomes the model response", async () => {
+    const warnings: string[] = [];
+    const hooks = mcpHooks(manager, { request: ["t/hook_fail", "t/hook_answer"] }, { warn: (w) => warnings.push(w) });
+    const before = await hooks.beforeIteration!(hookCtx, request);
+    expect(before && before.response && textOf(before.response.message)).toBe("answered by hook");
+    expect(before && before.response?.message.role).toBe("assistant");
+    expect(warnings).toEqual(["request hook t/hook_fail failed: hook exploded"]);
+  });
+
+  it("lets a response hook replace the response", async () => {
+    const hooks = mcpHooks(manager, { response: ["t/hook_answer"] });
+    const response: ModelResponse = {
+      message: { role: "assistant", id: "a1", content: [{ type: "text", text: "model said" }] },
+      finishReason: "stop",
+      usage: { promptTokens: 1, completionTokens: 1 },
+      provider: "p",
+      model: "m",
+    };
+    await hooks.beforeIteration!(hookCtx, request);
+    const replaced = await hooks.afterResponse!(hookCtx, response);
+    expect(replaced && textOf(replaced.message)).toBe("answered by hook");
+  });
+});
+
+describe("MCP-UI actions", () => {
+  it("recognises tool and prompt actions and ignores ordinary text", () => {
+    expect(parseUiAction('{"type":"tool","payload":{"toolName":"echo","params":{"message":"x"}}}')).toEqual({
+      type: "tool",
+      toolName: "echo",
+      params: { message: "x" },
+    });
+    expect(parseUiAction('{"type":"prompt","payload":{"prompt":"Summarise"}}')).toEqual({ type: "prompt", prompt: "Summarise" });
+    expect(parseUiAction('{"type":"prompt","payload":{"promptName":"args-prompt","params":{"city":"Rome"}}}')).toEqual({
+      type: "prompt",
+      promptName: "args-prompt",
+      params: { city: "Rome" },
+    });
+    expect(parseUiAction("hello {there}")).toBeUndefined();
+    expect(parseUiAction('{"type":"tool","payload":{}}')).toBeUndefined();
+    expect(parseUiAction('{"type":"intent","payload":{"intent":"x"}}')).toBeUndefined();
+  });
+
+  it("runs a tool action without the model", async () => {
+    const action = parseUiAction('{"type":"tool","payload":{"toolName":"everything/echo","params":{"message":"from ui"}}}')!;
+    const result = await runUiAction(manager, action);
+    expect(result).toMatchObject({ type: "tool", toolName: "mcp_everything_echo" });
+    expect(result.type === "tool" && textOfOutput(result.output)).toBe("Echo: from ui");
+    const byBareName = await runUiAction(manager, { type: "tool", toolName: "get-sum", params: { a: 1, b: 1 } });
+    expect(byBareName.type === "tool" && textOfOutput(byBareName.output)).toContain("2");
+  });
+
+  it("expands a prompt action through prompts/get", async () => {
+    const result = await runUiAction(manager, { type: "prompt", promptName: "args-prompt", params: { city: "Rome" } });
+    expect(result.type).toBe("prompt");
+    expect(result.type === "prompt" && result.text).toContain("Rome");
+    expect(await runUiAction(manager, { type: "prompt", prompt: "as is" })).toEqual({ type: "prompt", text: "as is" });
+  });
+
+  it("reports an unknown tool as an error output", async () => {
+    const result = await runUiAction(manager, { type: "tool", toolName: "nope", params: {} });
+    expect(result.type === "tool" && result.output.isError).toBe(true);
+  });
+});
