@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { registerAgentCommand } from "./commands/agent.js";
 import { registerConfigCommand } from "./commands/config.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerStatusCommand } from "./commands/status.js";
@@ -35,6 +36,7 @@ export function buildProgram(ctx: CliContext): Command {
       writeErr: (s) => void io.stderr.write(s),
       outputError: (s, write) => write(ctx.colors.err.red(s)),
     });
+  registerAgentCommand(program, ctx);
   registerConfigCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerSessionsCommand(program, ctx);

@@ -1,0 +1,231 @@
+/**
+ * The composition root: turns a resolved configuration into the parts a turn needs — a provider
+ * registry, the session store, MCP connections and, per agent, a ready profile (model,
+ * instructions, tools, limits). Faces (CLI, gateway) create one Runtime and share it.
+ */
+import { mkdirSync } from "node:fs";
+import { sessionsDir, stateDbPath } from "../config/paths.js";
+import { defaultAgentName } from "../config/config-helpers.js";
+import type { AgentConfig, NanobotConfig } from "../config/index.js";
+import { ConfigError } from "../core/errors.js";
+import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
+import { silentLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
+import { McpClientManager } from "../mcp/manager.js";
+import { selectTools } from "../mcp/select-tools.js";
+import { createProviderRegistry } from "../providers/registry.js";
+import type { ProviderRegistry } from "../providers/registry.js";
+import type { FetchFunction } from "../providers/types.js";
+import { toRequestOutput } from "../providers/structured-output.js";
+import { SqliteSessionStore } from "../session/sqlite-store.js";
+import { createBuiltinTools } from "../tools/builtin/index.js";
+import type { SendMessage } from "../tools/builtin/message.js";
+import type { Tool } from "../tools/tool.js";
+import { buildDefaultInstructions } from "./default-instructions.js";
+
+/** Models used when a provider is configured but no model is named anywhere. */
+export const FALLBACK_MODELS: Readonly<Record<string, string>> = {
+  openai: "gpt-4.1-mini",
+  anthropic: "claude-sonnet-4-5",
+  openrouter: "anthropic/claude-sonnet-4.5",
+  deepseek: "deepseek-chat",
+  groq: "llama-3.3-70b-versatile",
+  gemini: "gemini-2.5-flash",
+  mistral: "mistral-large-latest",
+  ollama: "llama3.2",
+};
+
+export const NO_PROVIDER_HELP =
+  "no LLM provider is configured: run `nanobot onboard`, set OPENAI_API_KEY or ANTHROPIC_API_KEY, " +
+  'or add providers.custom.apiBase (e.g. a local Ollama at "http://127.0.0.1:11434/v1") to the config';
+
+/** Everything one agent needs for a turn, resolved from config. */
+export interface AgentProfile {
+  /** The agent's name; `undefined` for the plain `agents.defaults` assistant. */
+  name?: string;
+  modelRef: string;
+  model: LanguageModel;
+  /** System prompt text (MCP-prompt instructions are resolved at turn time by the loop). */
+  instructions: string;
+  tools: Tool[];
+  maxTokens: number;
+  contextWindow: number;
+  temperature: number;
+  maxToolIterations: number;
+  maxToolResultChars: number;
+  reasoningEffort?: ReasoningEffort;
+  toolChoice?: ToolChoice;
+  output?: { name?: string; schema: Record<string, unknown> };
+  config: AgentConfig | undefined;
+  /** Tool references in the agent config that matched nothing (reported, not fatal). */
+  unresolvedTools: string[];
+}
+
+export interface RuntimeOptions {
+  config: NanobotConfig;
+  home: string;
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+  /** HTTP seam for providers (tests). */
+  fetch?: FetchFunction;
+  /** Delivery seam for the `message` tool. */
+  sendMessage?: SendMessage;
+  /** Skip MCP connections (commands that never call tools). */
+  connectMcp?: boolean;
+}
+
+export class Runtime {
+  readonly config: NanobotConfig;
+  readonly home: string;
+  readonly env: Record<string, string | undefined>;
+  readonly logger: Logger;
+  readonly registry: ProviderRegistry;
+  readonly workspace: string;
+  private storeInstance: SqliteSessionStore | undefined;
+  private mcpPromise: Promise<McpClientManager> | undefined;
+  private readonly options: RuntimeOptions;
+
+  constructor(options: RuntimeOptions) {
+    this.options = options;
+    this.config = options.config;
+    this.home = options.home;
+    this.env = options.env ?? process.env;
+    this.logger = options.logger ?? silentLogger;
+    this.workspace = options.config.agents.defaults.workspace;
+    this.registry = createProviderRegistry({
+      providers: options.config.providers,
+      llmProviders: options.config.llmProviders,
+      modelPresets: options.config.modelPresets as Record<string, never>,
+      env: this.env,
+      fetch: options.fetch,
+      log: (level, msg, data) => this.logger[level](msg, data),
+    });
+  }
+
+  /** The SQLite session store (`<home>/state.db`), opened on first use. */
+  store(): SqliteSessionStore {
+    if (!this.storeInstance) {
+      mkdirSync(this.home, { recursive: true });
+      this.storeInstance = new SqliteSessionStore({ path: stateDbPath(this.home) });
+    }
+    return this.storeInstance;
+  }
+
+  /** Where a session's files (truncated outputs, offloaded results) go. */
+  sessionDir(sessionKey: string): string {
+    return `${sessionsDir(this.home)}/${sessionKey.replace(/[^A-Za-z0-9_.-]/g, "_")}`;
+  }
+
+  /** Connects every configured MCP server once; failures are logged, the rest work. */
+  mcp(): Promise<McpClientManager> {
+    this.mcpPromise ??= (async () => {
+      const manager = new McpClientManager(this.config.mcpServers, {
+        env: this.env,
+        log: (level, msg, data) => this.logger[level](msg, data),
+      });
+      const failures = this.options.connectMcp === false ? [] : await manager.start();
+      for (const f of failures) this.logger.warn(`MCP server ${f.server} failed to start: ${f.reason}`);
+      return manager;
+    })();
+    return this.mcpPromise;
+  }
+
+  /** The model reference an agent uses: its own, else the defaults', else one per configured provider. */
+  modelRefFor(agent: AgentConfig | undefined): string {
+    const defaults = this.config.agents.defaults;
+    const ref = agent?.model ?? defaults.model ?? defaults.modelPreset;
+    if (ref) return agent?.provider && !ref.includes("/") ? `${agent.provider}/${ref}` : ref;
+    const configured = this.registry.configuredProviders();
+    for (const provider of configured) {
+      const model = FALLBACK_MODELS[provider];
+      if (model) return `${provider}/${model}`;
+    }
+    throw new ConfigError(
+      configured.length > 0
+        ? `no model configured: set agents.defaults.model (e.g. "${configured[0]}/<model>")`
+        : NO_PROVIDER_HELP,
+      { path: "agents.defaults.model", expected: "provider/model" },
+    );
+  }
+
+  /** Resolves the named agent (or the default one) into a profile ready for a turn. */
+  async resolveAgent(name?: string): Promise<AgentProfile> {
+    const named = this.config.agents.named;
+    const agentName = name && name !== "nanobot" ? name : defaultAgentName(this.config);
+    if (name && name !== "nanobot" && !named[name]) {
+      const known = ["nanobot", ...Object.keys(named)].join(", ");
+      throw new ConfigError(`unknown agent "${name}"; known agents: ${known}`, { path: `agents.${name}` });
+    }
+    const agent = agentName ? named[agentName] : undefined;
+    const defaults = this.config.agents.defaults;
+    const modelRef = this.modelRefFor(agent);
+    const fallbacks = defaults.fallbackModels;
+    const retry = { mode: defaults.providerRetryMode };
+    const model =
+      fallbacks.length > 0
+        ? this.registry.resolveModelChain([modelRef, ...fallbacks], { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens })
+        : this.registry.resolveModel(modelRef, { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens });
+    const { tools, unresolved } = await this.toolsFor(agent);
+    const instructions =
+      typeof agent?.instructions === "string" ? agent.instructions : buildDefaultInstructions({ workspace: this.workspace, timezone: defaults.timezone });
+    const output = agent?.output ? toRequestOutput(agent.output) : undefined;
+    return {
+      name: agentName,
+      modelRef,
+      model,
+      instructions,
+      tools,
+      maxTokens: agent?.maxTokens ?? defaults.maxTokens,
+      contextWindow: agent?.contextWindow ?? model.contextWindow ?? defaults.contextWindowTokens,
+      temperature: agent?.temperature ?? defaults.temperature,
+      maxToolIterations: agent?.maxToolIterations ?? defaults.maxToolIterations,
+      maxToolResultChars: defaults.maxToolResultChars,
+      reasoningEffort: agent?.reasoningEffort ?? defaults.reasoningEffort,
+      toolChoice: parseToolChoice(agent?.toolChoice),
+      output,
+      config: agent,
+      unresolvedTools: unresolved,
+    };
+  }
+
+  /**
+   * Built-in tools filtered by the agent's `tools` list, plus MCP tools: the agent's
+   * `mcpServers` (Go style), or every server for the defaults assistant (Python style).
+   */
+  private async toolsFor(agent: AgentConfig | undefined): Promise<{ tools: Tool[]; unresolved: string[] }> {
+    const cfg = this.config.tools;
+    const refs = agent?.tools;
+    const builtinNames = refs?.filter((r) => !r.includes("/"));
+    const builtins = createBuiltinTools({
+      workspace: this.workspace,
+      restrictToWorkspace: cfg.restrictToWorkspace,
+      exec: cfg.exec,
+      web: { enable: cfg.web.enable, search: cfg.web.search as never },
+      ssrfWhitelist: cfg.ssrfWhitelist,
+      sendMessage: this.options.sendMessage,
+      enabled: refs ? builtinNames : undefined,
+    });
+    const serverNames = Object.keys(this.config.mcpServers);
+    if (serverNames.length === 0) return { tools: builtins, unresolved: [] };
+    const mcpRefs = agent ? [...(agent.mcpServers ?? []), ...(refs?.filter((r) => r.includes("/")) ?? [])] : serverNames;
+    if (mcpRefs.length === 0) return { tools: builtins, unresolved: [] };
+    const manager = await this.mcp();
+    const selected = selectTools(manager, mcpRefs);
+    return { tools: [...builtins, ...selected.tools], unresolved: selected.unresolved };
+  }
+
+  async close(): Promise<void> {
+    if (this.mcpPromise) {
+      const manager = await this.mcpPromise.catch(() => undefined);
+      await manager?.close();
+    }
+    await this.storeInstance?.close();
+    this.storeInstance = undefined;
+  }
+}
+
+function parseToolChoice(value: string | undefined): ToolChoice | undefined {
+  if (!value) return undefined;
+  if (value === "auto" || value === "none" || value === "required") return value;
+  return { name: value };
+}

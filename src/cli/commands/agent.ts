@@ -1,0 +1,111 @@
+/**
+ * `nanobot agent -m TEXT`: one turn in a session, the reply on stdout. Streams text as it
+ * arrives on a terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed.
+ */
+import type { Command } from "commander";
+import { Runtime } from "../../agent/runtime.js";
+import { runSessionTurn } from "../../agent/session-turn.js";
+import type { SessionTurnResult } from "../../agent/session-turn.js";
+import { createLogger } from "../../core/logger.js";
+import { logsDir } from "../../config/paths.js";
+import { errorMessage } from "../../core/errors.js";
+import type { AgentEvent } from "../../core/events.js";
+import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
+import type { CliContext } from "../context.js";
+
+interface AgentOptions {
+  message?: string;
+  session: string;
+  agent?: string;
+  json?: boolean;
+  stream: boolean;
+  logs?: boolean;
+}
+
+/** The `--json` shape from CONTRACT.md. */
+export interface AgentJsonOutput {
+  content: string;
+  sessionKey: string;
+  stopReason: string;
+  toolsUsed: string[];
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+export function registerAgentCommand(program: Command, ctx: CliContext): void {
+  program
+    .command("agent")
+    .description("talk to the agent: one turn with -m, interactive otherwise")
+    .option("-m, --message <text>", "the message to send (one turn, then exit)")
+    .option("-s, --session <key>", "session key", DEFAULT_CLI_SESSION_KEY)
+    .option("-a, --agent <name>", "which agent answers (default: the default agent)")
+    .option("--json", "print one JSON object with the reply, stop reason, tools used and usage")
+    .option("--no-stream", "print the reply only when it is complete")
+    .option("--logs", "print runtime logs to stderr")
+    .action(async (opts: AgentOptions, command: Command) => {
+      if (opts.message === undefined) {
+        ctx.io.stderr.write("error: interactive mode is not available yet; pass the message with -m TEXT\n");
+        ctx.exitCode = 2;
+        return;
+      }
+      const loaded = await ctx.loadConfig(command);
+      ctx.printWarnings(loaded.warnings);
+      const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
+      const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      const abort = new AbortController();
+      const onSigint = (): void => abort.abort();
+      process.once("SIGINT", onSigint);
+      try {
+        const profile = await runtime.resolveAgent(opts.agent);
+        for (const ref of profile.unresolvedTools) ctx.printWarnings([`tool reference "${ref}" matched no MCP tool`]);
+        const live = !opts.json && opts.stream && ctx.io.stdout.isTTY === true;
+        let streamed = false;
+        const onEvent = (event: AgentEvent): void => {
+          if (live && event.type === "text_delta") {
+            ctx.io.stdout.write(event.delta);
+            streamed = true;
+          } else if (event.type === "tool_call" && ctx.io.stderr.isTTY) {
+            ctx.io.stderr.write(ctx.colors.err.dim(`· ${event.toolCall.name}\n`));
+          } else if (event.type === "retry_wait" && ctx.io.stderr.isTTY) {
+            ctx.io.stderr.write(ctx.colors.err.dim(`· provider busy, retrying in ${Math.round(event.delayMs / 1000)}s (${event.error})\n`));
+          }
+        };
+        const result = await runSessionTurn(runtime, {
+          sessionKey: opts.session,
+          content: opts.message,
+          profile,
+          signal: abort.signal,
+          onEvent,
+        });
+        report(ctx, opts, result, streamed);
+      } finally {
+        process.off("SIGINT", onSigint);
+        await runtime.close();
+      }
+    });
+}
+
+function report(ctx: CliContext, opts: AgentOptions, result: SessionTurnResult, streamed: boolean): void {
+  if (opts.json) {
+    const out: AgentJsonOutput = {
+      content: result.content,
+      sessionKey: result.sessionKey,
+      stopReason: result.stopReason,
+      toolsUsed: result.toolsUsed,
+      usage: { promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
+    };
+    ctx.io.stdout.write(`${JSON.stringify(out)}\n`);
+  } else if (streamed) {
+    ctx.io.stdout.write("\n");
+  } else if (result.content) {
+    ctx.io.stdout.write(`${result.content}\n`);
+  }
+  if (result.stopReason === "error") {
+    ctx.io.stderr.write(`${ctx.colors.err.red("error:")} ${errorMessage(result.error).split("\n")[0]}\n`);
+    ctx.exitCode = 1;
+  } else if (result.stopReason === "aborted") {
+    ctx.io.stderr.write("stopped\n");
+    ctx.exitCode = 1;
+  } else if (result.stopReason !== "completed" && !opts.json) {
+    ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} the turn ended with ${result.stopReason}\n`);
+  }
+}
