@@ -92,6 +92,11 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 /** Runs every migration newer than the database's version; returns the versions applied. */
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  // Fast path without a write lock: an up-to-date database is the common case, and another
+  // process may be writing right now.
+  const latestVersion = migrations[migrations.length - 1]?.version ?? 0;
+  const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
+  if (hasTable && schemaVersion(db) === latestVersion) return [];
   const run = db.transaction(() => {
     // Inside the write transaction: two processes opening a new file must not both migrate.
     db.exec(`CREATE TABLE IF NOT EXISTS schema_version (

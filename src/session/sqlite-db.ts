@@ -24,8 +24,21 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
     db.pragma("synchronous = NORMAL");
   }
   db.pragma("foreign_keys = ON");
-  if (!options.readonly) migrate(db);
+  if (!options.readonly) migrateWithRetry(db);
   return db;
+}
+
+/** Opening is synchronous, so a busy database is waited for with a blocking sleep. */
+function migrateWithRetry(db: Database.Database): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      migrate(db);
+      return;
+    } catch (error) {
+      if (!isBusyError(error) || attempt >= 12) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.min(1000, 20 * 2 ** attempt));
+    }
+  }
 }
 
 export function isBusyError(error: unknown): boolean {
