@@ -93,6 +93,7 @@ async function runToolRound(state: RunState, assistant: AssistantMessage, calls:
     defaultTimeoutMs: state.settings.toolTimeoutMs,
     toolContext: {
       workspace: state.spec.workspace ?? process.cwd(),
+      turnId: state.runId,
       ...(state.spec.sessionKey ? { sessionKey: state.spec.sessionKey } : {}),
       ...(state.spec.outputDir ? { outputDir: join(state.spec.outputDir, "truncated-outputs") } : {}),
     },

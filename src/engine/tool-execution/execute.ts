@@ -44,9 +44,21 @@ export interface ToolRoundOutcome {
 
 type RunnableCall = Extract<PreparedCall, { kind: "run" }>;
 
-function normaliseOutput(output: ToolOutput): { content: ToolMessage["content"]; isError: boolean; skipTruncation: boolean } {
-  if (typeof output === "string") return { content: [{ type: "text", text: output }], isError: false, skipTruncation: false };
-  return { content: output.content, isError: output.isError === true, skipTruncation: output.skipTruncation === true };
+interface NormalisedOutput {
+  content: ToolMessage["content"];
+  isError: boolean;
+  skipTruncation: boolean;
+  suppressFinalReply: boolean;
+}
+
+function normaliseOutput(output: ToolOutput): NormalisedOutput {
+  if (typeof output === "string") return { content: [{ type: "text", text: output }], isError: false, skipTruncation: false, suppressFinalReply: false };
+  return {
+    content: output.content,
+    isError: output.isError === true,
+    skipTruncation: output.skipTruncation === true,
+    suppressFinalReply: output.suppressFinalReply === true,
+  };
 }
 
 async function invokeWithTimeout(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolOutput> {
@@ -95,8 +107,13 @@ async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMes
       content: truncated.content,
       isError: output.isError,
       createdAt: Date.now(),
-      ...(truncated.path ? { meta: { truncatedOutputPath: truncated.path } } : {}),
     };
+    // The product layer reads these: where the full output went, and "the tool already replied".
+    const meta = {
+      ...(truncated.path ? { truncatedOutputPath: truncated.path } : {}),
+      ...(output.suppressFinalReply ? { suppressFinalReply: true } : {}),
+    };
+    if (Object.keys(meta).length > 0) result.meta = meta;
   } catch (err) {
     const text = err instanceof ToolTimeoutError ? `Error: ${err.message}` : `Error: ${errorMessage(err)}`;
     result = errorResult(call, `${text}\n\n${ERROR_HINT}`);
