@@ -1,0 +1,50 @@
+/**
+ * `npm run bench [-- --quick]`: runs every benchmark in this folder, prints their tables and
+ * writes `bench/results/<date>.json`. Figures are measured, never asserted (see README.md).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
+import { formatSessionBench, runSessionPersistenceBench } from "./session-persistence.js";
+
+interface BenchEntry {
+  name: string;
+  run(quick: boolean): Promise<{ data: unknown; table: string }>;
+}
+
+const BENCHES: BenchEntry[] = [
+  {
+    name: "engine-overhead",
+    run: async () => {
+      const data = await runEngineOverheadBench();
+      return { data, table: formatEngineOverheadBench(data) };
+    },
+  },
+  {
+    name: "session-persistence",
+    run: async (quick) => {
+      const data = await runSessionPersistenceBench(quick ? { lengths: [10, 1_000, 10_000] } : {});
+      return { data, table: formatSessionBench(data) };
+    },
+  },
+];
+
+const quick = process.argv.includes("--quick");
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
+const results: Record<string, unknown> = {};
+process.stdout.write(`nanobot benchmarks${quick ? " (quick)" : ""} — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}\n\n`);
+for (const bench of BENCHES) {
+  if (only && bench.name !== only) continue;
+  process.stdout.write(`## ${bench.name}\n`);
+  const { data, table } = await bench.run(quick);
+  process.stdout.write(`${table}\n`);
+  results[bench.name] = data;
+}
+const dir = fileURLToPath(new URL("./results/", import.meta.url));
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `${new Date().toISOString().slice(0, 10)}${quick ? "-quick" : ""}.json`);
+writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), quick, machine, results }, null, 2)}\n`);
+process.stdout.write(`results written to ${file}\n`);
