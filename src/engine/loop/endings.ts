@@ -21,9 +21,13 @@ export const FINALIZE_PROMPT =
   "You have reached the limit of tool calls for this turn. Do not call tools. Reply now with your best final answer, " +
   "saying what is done and what remains.";
 
+export const SCHEMA_PROMPT =
+  "Your answer does not match the required JSON schema. Reply with only the corrected JSON, nothing else. Problem: ";
+
 export const answerRequest = (): UserMessage => note(ANSWER_PROMPT);
 export const continueRequest = (): UserMessage => note(CONTINUE_PROMPT);
 export const finalizeRequest = (): UserMessage => note(FINALIZE_PROMPT);
+export const schemaRequest = (problem: string): UserMessage => note(SCHEMA_PROMPT + problem);
 
 /** The partial answer so far, replayed before a continuation request. */
 export function partialAnswer(text: string): AssistantMessage {

@@ -17,7 +17,8 @@ import { executeToolRound } from "../tool-execution/execute.js";
 import { LookupGuard } from "../tool-execution/lookup-guard.js";
 import { sharedTokenEstimator } from "../tokens/estimator.js";
 import { ENGINE_DEFAULTS, systemClock, type AgentSpec } from "../types.js";
-import { MAX_LENGTH_CONTINUATIONS, answerRequest, continueRequest, finalizeRequest, partialAnswer } from "./endings.js";
+import { MAX_LENGTH_CONTINUATIONS, answerRequest, continueRequest, finalizeRequest, partialAnswer, schemaRequest } from "./endings.js";
+import { validateStructuredOutput } from "../../providers/structured-output.js";
 import { ask } from "./model-call.js";
 import { addMessage, buildResult, checkpoint, drainInjections, hookContext, warn, type RunState } from "./run-state.js";
 
@@ -137,9 +138,27 @@ interface Pending {
   partial: string;
   firstPartial: AssistantMessage | undefined;
   continuations: number;
+  /** A structured answer that failed its schema was sent back once for correction. */
+  schemaRetried: boolean;
 }
 
-const freshPending = (): Pending => ({ extra: [], noTools: false, emptyAnswers: 0, partial: "", firstPartial: undefined, continuations: 0 });
+const freshPending = (): Pending => ({
+  extra: [],
+  noTools: false,
+  emptyAnswers: 0,
+  partial: "",
+  firstPartial: undefined,
+  continuations: 0,
+  schemaRetried: false,
+});
+
+/** Checks a final answer against the requested output schema; undefined when it fits (or none was asked). */
+function schemaProblem(state: RunState, content: string): string | undefined {
+  const output = state.spec.output;
+  if (!output) return undefined;
+  const check = validateStructuredOutput(content, output.schema);
+  return check.ok ? undefined : check.error;
+}
 
 async function loop(state: RunState): Promise<RunResult> {
   let p = freshPending();
@@ -186,6 +205,16 @@ async function loop(state: RunState): Promise<RunResult> {
       return buildResult(state, "empty_final_response", "");
     }
 
+    const problem = schemaProblem(state, content);
+    if (problem !== undefined) {
+      if (!p.schemaRetried) {
+        p.schemaRetried = true;
+        p.noTools = true;
+        p.extra = [partialAnswer(content), schemaRequest(problem)];
+        continue;
+      }
+      warn(state, `the final answer does not match the output schema: ${problem}`);
+    }
     addMessage(state, finalMessage(response, p.firstPartial, content));
     p = freshPending();
     if (await drainInjections(state)) continue;
