@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import { Runtime } from "../../agent/runtime.js";
+import { runInteractive } from "../interactive/index.js";
 import { runSessionTurn } from "../../agent/session-turn.js";
 import type { SessionTurnResult } from "../../agent/session-turn.js";
 import { createLogger } from "../../core/logger.js";
@@ -42,15 +43,18 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
     .option("--no-stream", "print the reply only when it is complete")
     .option("--logs", "print runtime logs to stderr")
     .action(async (opts: AgentOptions, command: Command) => {
-      if (opts.message === undefined) {
-        ctx.io.stderr.write("error: interactive mode is not available yet; pass the message with -m TEXT\n");
-        ctx.exitCode = 2;
-        return;
-      }
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      if (opts.message === undefined) {
+        try {
+          await runInteractive(ctx, { runtime, sessionKey: opts.session, agent: opts.agent });
+        } finally {
+          await runtime.close();
+        }
+        return;
+      }
       const abort = new AbortController();
       const onSigint = (): void => abort.abort();
       process.once("SIGINT", onSigint);

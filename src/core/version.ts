@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 
 /**
- * The package version. Both `src/cli/` (tsx) and `dist/cli/` (built) sit two levels below the
+ * The package version. Both `src/core/` (tsx) and `dist/core/` (built) sit two levels below the
  * package root, so one relative URL serves both.
  */
 export function packageVersion(): string {

@@ -1,0 +1,144 @@
+/**
+ * Builds the enabled channels from `channels.<name>`, starts them side by side and routes each
+ * one its outbound messages. A channel that fails to build or start is reported and left out;
+ * the others run.
+ */
+import type { Server } from "node:http";
+import type { MessageBus } from "../bus/types.js";
+import { errorMessage } from "../core/errors.js";
+import { silentLogger } from "../core/logger.js";
+import type { Logger } from "../core/logger.js";
+import { AccessControl } from "./access/access-control.js";
+import { InboundGate } from "./access/inbound-gate.js";
+import { PairingStore, pairingStorePath } from "./access/pairing-store.js";
+import type { SharedChannelSettings } from "./channel-config.js";
+import { systemClock } from "./clock.js";
+import type { ChannelClock } from "./clock.js";
+import { DeliveryQueue } from "./delivery/delivery-queue.js";
+import { isInternalChannel } from "./types.js";
+import type { Channel, ChannelDeps } from "./types.js";
+
+export interface ChannelFactoryInput {
+  name: string;
+  /** The whole `channels.<name>` object, for the channel's own schema to parse. */
+  raw: Record<string, unknown>;
+  shared: SharedChannelSettings;
+  deps: ChannelDeps;
+  /** The gateway's HTTP server, for channels that share it (WebSocket). */
+  httpServer?: Server;
+}
+
+export type ChannelFactory = (input: ChannelFactoryInput) => Channel;
+
+export interface ChannelManagerOptions {
+  bus: MessageBus;
+  /** `config.channels` as loaded. */
+  channels: Record<string, unknown>;
+  home: string;
+  /** Channel type → factory; the type is `channels.<name>.type`, else the name itself. */
+  factories: Record<string, ChannelFactory>;
+  pairing?: PairingStore;
+  delivery?: DeliveryQueue;
+  clock?: ChannelClock;
+  logger?: Logger;
+  httpServer?: Server;
+}
+
+export interface ChannelStartResult {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
+interface Running {
+  channel: Channel;
+  unsubscribe: () => void;
+}
+
+export class ChannelManager {
+  readonly pairing: PairingStore;
+  readonly delivery: DeliveryQueue;
+  private readonly options: ChannelManagerOptions;
+  private readonly logger: Logger;
+  private readonly running = new Map<string, Running>();
+
+  constructor(options: ChannelManagerOptions) {
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+    this.pairing = options.pairing ?? new PairingStore({ path: pairingStorePath(options.home) });
+    this.delivery = options.delivery ?? new DeliveryQueue({ logger: this.logger });
+  }
+
+  /** Starts every enabled channel concurrently; one result per enabled channel. */
+  async startAll(signal: AbortSignal = new AbortController().signal): Promise<ChannelStartResult[]> {
+    const enabled = Object.entries(this.options.channels).filter(
+      (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true,
+    );
+    return Promise.all(enabled.map(([name, raw]) => this.startOne(name, raw, signal)));
+  }
+
+  async stopAll(): Promise<void> {
+    const all = [...this.running.entries()];
+    this.running.clear();
+    await Promise.all(
+      all.map(async ([name, { channel, unsubscribe }]) => {
+        unsubscribe();
+        try {
+          await channel.stop();
+        } catch (error) {
+          this.logger.warn("channel stop failed", { channel: name, error: errorMessage(error) });
+        }
+      }),
+    );
+  }
+
+  get(name: string): Channel | undefined {
+    return this.running.get(name)?.channel;
+  }
+
+  /** Names of the channels that started. */
+  names(): string[] {
+    return [...this.running.keys()];
+  }
+
+  private async startOne(name: string, raw: Record<string, unknown>, signal: AbortSignal): Promise<ChannelStartResult> {
+    let channel: Channel | undefined;
+    try {
+      if (isInternalChannel(name)) throw new Error(`"${name}" is reserved for internal messages`);
+      const type = typeof raw.type === "string" ? raw.type : name;
+      const factory = this.options.factories[type];
+      if (!factory) throw new Error(`unknown channel type "${type}"`);
+      const shared: SharedChannelSettings = {
+        enabled: true,
+        allowFrom: Array.isArray(raw.allowFrom) ? raw.allowFrom.map(String) : [],
+      };
+      if (typeof raw.streaming === "boolean") shared.streaming = raw.streaming;
+      const logger = this.logger.child({ channel: name });
+      const access = new AccessControl({ channel: name, allowFrom: shared.allowFrom, store: this.pairing });
+      const deps: ChannelDeps = {
+        bus: this.options.bus,
+        gate: new InboundGate({ bus: this.options.bus, access, logger }),
+        delivery: this.delivery,
+        home: this.options.home,
+        logger,
+        clock: this.options.clock ?? systemClock,
+      };
+      channel = factory({ name, raw, shared, deps, httpServer: this.options.httpServer });
+      await channel.start(signal);
+      const started = channel;
+      const unsubscribe = this.options.bus.subscribeOutbound((message) => started.send(message), { channel: name });
+      this.running.set(name, { channel: started, unsubscribe });
+      this.logger.info("channel started", { channel: name });
+      return { name, ok: true };
+    } catch (error) {
+      this.logger.error("channel failed to start", { channel: name, error: errorMessage(error) });
+      // Release whatever a half-started channel holds (sockets, timers).
+      await channel?.stop().catch(() => undefined);
+      return { name, ok: false, error: errorMessage(error) };
+    }
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,52 @@
+/** The built-in channel types the gateway can enable (`channels.<name>.type`, else the name). */
+import { AccessControl } from "./access/access-control.js";
+import { InboundGate } from "./access/inbound-gate.js";
+import type { ChannelFactory } from "./channel-manager.js";
+import { parseEmailConfig } from "./email/config.js";
+import type { EmailConfig } from "./email/config.js";
+import { EmailChannel } from "./email/email-channel.js";
+import type { MailTransport } from "./email/transport.js";
+import { parseTelegramConfig } from "./telegram/config.js";
+import { TelegramChannel } from "./telegram/telegram-channel.js";
+import { parseWebSocketConfig } from "./websocket/config.js";
+import { WebSocketChannel } from "./websocket/websocket-channel.js";
+
+export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
+  new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
+
+/**
+ * WebSocket clients are authenticated by the token (or reach a loopback-only listener), so an
+ * empty `allowFrom` means "every authenticated client" here instead of pairing.
+ */
+export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, httpServer }) => {
+  const config = parseWebSocketConfig(raw, name);
+  const gate =
+    shared.allowFrom.length > 0
+      ? deps.gate
+      : new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger });
+  return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
+};
+
+export type MailTransportFactory = (config: EmailConfig, name: string) => MailTransport;
+
+/** The IMAP/SMTP transport is not built yet: it needs packages this project does not have. */
+const missingMailTransport: MailTransportFactory = (_config, name) => {
+  throw new Error(`channels.${name}: the IMAP/SMTP transport needs the imapflow, nodemailer and mailparser packages, which are not installed`);
+};
+
+/**
+ * Email answers only listed addresses (compared case-insensitively). An empty list admits
+ * nobody: a pairing code mailed to an unknown sender would be backscatter.
+ */
+export function emailFactory(createTransport: MailTransportFactory = missingMailTransport): ChannelFactory {
+  return ({ name, raw, shared, deps }) => {
+    const config = parseEmailConfig(raw, name);
+    const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.trim().toLowerCase()));
+    const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom }), logger: deps.logger });
+    return new EmailChannel({ ...deps, gate, name, config, transport: createTransport(config, name) });
+  };
+}
+
+export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport) };
+}

@@ -1,0 +1,71 @@
+/**
+ * `nanobot gateway [--host H] [--port P]`: the HTTP gateway (OpenAI-compatible API + web UI).
+ * Prints `listening on http://H:P` when ready; SIGINT/SIGTERM stop running turns (saved as
+ * stopped), close the server and exit 0.
+ */
+import type { Command } from "commander";
+import { InvalidArgumentError } from "commander";
+import { Runtime } from "../../agent/runtime.js";
+import { logsDir } from "../../config/paths.js";
+import { createLogger } from "../../core/logger.js";
+import { startRuntimeGateway } from "../../gateway/runtime-gateway.js";
+import type { CliContext } from "../context.js";
+
+interface GatewayOptions {
+  host?: string;
+  port?: number;
+  logs?: boolean;
+}
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port number (0-65535)");
+  return n;
+}
+
+/** Resolves on the first SIGINT or SIGTERM. A seam so tests can stop the gateway without signals. */
+export type StopSignal = () => Promise<string>;
+
+const processSignal: StopSignal = () =>
+  new Promise((resolve) => {
+    const on = (name: string) => (): void => {
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+      resolve(name);
+    };
+    const onInt = on("SIGINT");
+    const onTerm = on("SIGTERM");
+    process.once("SIGINT", onInt);
+    process.once("SIGTERM", onTerm);
+  });
+
+export function registerGatewayCommand(program: Command, ctx: CliContext, waitForStop: StopSignal = processSignal): void {
+  program
+    .command("gateway")
+    .description("run the HTTP gateway: OpenAI-compatible API and web UI")
+    .option("--host <host>", "interface to bind (default: gateway.host, 127.0.0.1)")
+    .option("--port <port>", "port to listen on (default: gateway.port, 18790)", parsePort)
+    .option("--logs", "print runtime logs to stderr")
+    .action(async (opts: GatewayOptions, command: Command) => {
+      const loaded = await ctx.loadConfig(command);
+      ctx.printWarnings(loaded.warnings);
+      const logger = createLogger({ level: opts.logs ? "debug" : "info", file: opts.logs ? undefined : `${logsDir(loaded.home)}/gateway.log` });
+      const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      // Subscribe before listening so a signal that arrives right after the line is not lost.
+      const stopped = waitForStop();
+      let running;
+      try {
+        running = await startRuntimeGateway(runtime, { host: opts.host, port: opts.port });
+      } catch (err) {
+        await runtime.close();
+        throw err;
+      }
+      if (running.setupHelp) ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} ${running.setupHelp}\n`);
+      ctx.io.stdout.write(`listening on ${running.server.url}\n`);
+      logger.info("gateway listening", { url: running.server.url });
+      const signal = await stopped;
+      ctx.io.stderr.write(`${signal}: stopping running turns and closing\n`);
+      await running.close();
+      ctx.exitCode = 0;
+    });
+}

@@ -1,0 +1,130 @@
+/**
+ * `nanobot onboard`: writes `$NANOBOT_HOME/config.json` and creates the workspace. Interactive
+ * (@clack/prompts) on a terminal, or non-interactive with `--provider/--api-key/--model --yes`.
+ * An existing config is never replaced without a yes to a question, or `--force`.
+ */
+import { access, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as clack from "@clack/prompts";
+import type { Command } from "commander";
+import { FALLBACK_MODELS } from "../../agent/runtime.js";
+import { defaultWorkspace, nanobotHome } from "../../config/paths.js";
+import type { CliContext } from "../context.js";
+
+interface OnboardOptions {
+  provider?: string;
+  apiKey?: string;
+  apiBase?: string;
+  model?: string;
+  yes?: boolean;
+  force?: boolean;
+}
+
+/** Providers onboarding knows; `custom` and `ollama` need an API base instead of (or with) a key. */
+export const ONBOARD_PROVIDERS = ["openai", "anthropic", "openrouter", "deepseek", "groq", "gemini", "mistral", "ollama", "custom"] as const;
+const DEFAULT_BASES: Record<string, string> = { ollama: "http://127.0.0.1:11434/v1" };
+const KEYLESS = new Set(["ollama", "custom"]);
+
+export interface OnboardAnswers {
+  provider: string;
+  apiKey?: string;
+  apiBase?: string;
+  model: string;
+}
+
+/** The config file onboarding writes: the provider, the default model and the workspace. */
+export function onboardConfig(answers: OnboardAnswers, workspace: string): Record<string, unknown> {
+  const provider: Record<string, string> = {};
+  if (answers.apiKey) provider.apiKey = answers.apiKey;
+  const base = answers.apiBase ?? DEFAULT_BASES[answers.provider];
+  if (base) provider.apiBase = base;
+  const model = answers.model.startsWith(`${answers.provider}/`) ? answers.model : `${answers.provider}/${answers.model}`;
+  return {
+    providers: { [answers.provider]: provider },
+    agents: { defaults: { model, workspace } },
+    gateway: { host: "127.0.0.1", port: 18790 },
+  };
+}
+
+const exists = (path: string): Promise<boolean> => access(path).then(() => true, () => false);
+
+class Cancelled extends Error {}
+/** A prompt's value, or the cancellation (Ctrl-C / Esc) as an exception. */
+function answer<T>(value: T | symbol): Exclude<T, symbol> {
+  if (clack.isCancel(value) || typeof value === "symbol") throw new Cancelled("onboarding cancelled");
+  return value as Exclude<T, symbol>;
+}
+
+async function askInteractively(opts: OnboardOptions): Promise<OnboardAnswers> {
+  const provider =
+    opts.provider ??
+    answer(await clack.select({ message: "Which LLM provider?", options: ONBOARD_PROVIDERS.map((p) => ({ value: p as string, label: p })) }));
+  const apiBase =
+    opts.apiBase ??
+    (provider === "custom" ? answer(await clack.text({ message: "API base URL (OpenAI-compatible)", placeholder: "http://127.0.0.1:8000/v1" })) : undefined);
+  const apiKey =
+    opts.apiKey ??
+    (KEYLESS.has(provider) ? undefined : answer(await clack.password({ message: `${provider} API key`, validate: (v) => (v ? undefined : "required") })));
+  const model =
+    opts.model ?? answer(await clack.text({ message: "Default model", initialValue: FALLBACK_MODELS[provider] ?? "", validate: (v) => (v ? undefined : "required") }));
+  return { provider, apiKey: apiKey || undefined, apiBase: apiBase || undefined, model };
+}
+
+function fromFlags(opts: OnboardOptions): OnboardAnswers | string {
+  if (!opts.provider) return "--provider is required without a terminal (or run `nanobot onboard` interactively)";
+  if (!(ONBOARD_PROVIDERS as readonly string[]).includes(opts.provider)) return `unknown provider "${opts.provider}"; known: ${ONBOARD_PROVIDERS.join(", ")}`;
+  if (!KEYLESS.has(opts.provider) && !opts.apiKey) return `--api-key is required for ${opts.provider}`;
+  if (opts.provider === "custom" && !opts.apiBase) return "--api-base is required for the custom provider";
+  const model = opts.model ?? FALLBACK_MODELS[opts.provider];
+  if (!model) return "--model is required for this provider";
+  return { provider: opts.provider, apiKey: opts.apiKey, apiBase: opts.apiBase, model };
+}
+
+export function registerOnboardCommand(program: Command, ctx: CliContext): void {
+  program
+    .command("onboard")
+    .description("create the config and workspace (interactive, or with flags)")
+    .option("--provider <name>", `LLM provider (${ONBOARD_PROVIDERS.join(", ")})`)
+    .option("--api-key <key>", "the provider's API key")
+    .option("--api-base <url>", "API base URL (custom / self-hosted providers)")
+    .option("--model <model>", "default model (e.g. gpt-4.1-mini)")
+    .option("-y, --yes", "no questions: use the flags (never replaces an existing config)")
+    .option("--force", "replace an existing config")
+    .action(async (opts: OnboardOptions) => {
+      const { io } = ctx;
+      const home = nanobotHome(io.env, io.cwd);
+      const file = join(home, "config.json");
+      const interactive = !opts.yes && io.stdout.isTTY === true && process.stdin.isTTY === true;
+      const existing = await exists(file);
+      try {
+        if (existing && !opts.force) {
+          if (!interactive) {
+            io.stderr.write(`error: ${file} already exists; nothing changed (use --force to replace it)\n`);
+            ctx.exitCode = 1;
+            return;
+          }
+          if (!answer(await clack.confirm({ message: `${file} exists. Replace it?`, initialValue: false }))) {
+            io.stdout.write("kept the existing config\n");
+            return;
+          }
+        }
+        if (interactive) clack.intro("nanobot onboard");
+        const answers = interactive ? await askInteractively(opts) : fromFlags(opts);
+        if (typeof answers === "string") {
+          io.stderr.write(`error: ${answers}\n`);
+          ctx.exitCode = 2;
+          return;
+        }
+        const workspace = defaultWorkspace(home);
+        await mkdir(workspace, { recursive: true });
+        await writeFile(file, `${JSON.stringify(onboardConfig(answers, workspace), null, 2)}\n`, { mode: 0o600 });
+        const done = `wrote ${file}\nworkspace ${workspace}\nnext: nanobot agent -m "hello"  ·  nanobot gateway`;
+        if (interactive) clack.outro(done);
+        else io.stdout.write(`${done}\n`);
+      } catch (err) {
+        if (!(err instanceof Cancelled)) throw err;
+        clack.cancel("cancelled; nothing written");
+        ctx.exitCode = 1;
+      }
+    });
+}

@@ -1,0 +1,59 @@
+/**
+ * `nanobot serve-mcp`: nanobot as an MCP server on stdio, one `chat-with-<agent>` tool per
+ * published agent. stdout belongs to JSON-RPC: logs go to `<home>/logs/nanobot.log` (or stderr
+ * with `--logs`), warnings to stderr. Runs until the client closes stdin or a signal arrives.
+ */
+import type { Command } from "commander";
+import { Runtime } from "../../agent/runtime.js";
+import { DirectTurnProcessor } from "../../agent/turn-processor.js";
+import type { TurnProcessor } from "../../agent/turn-processor.js";
+import { logsDir } from "../../config/paths.js";
+import { createLogger } from "../../core/logger.js";
+import { serveMcpStdio } from "../../gateway/mcp/stdio.js";
+import type { CliContext } from "../context.js";
+
+export interface ServeMcpCommandOptions {
+  /** How turns run (default `DirectTurnProcessor`; the AgentLoop once it exists). */
+  processorFor?: (runtime: Runtime) => TurnProcessor;
+}
+
+interface ServeMcpOptions {
+  logs?: boolean;
+}
+
+export function registerServeMcpCommand(program: Command, ctx: CliContext, options: ServeMcpCommandOptions = {}): void {
+  program
+    .command("serve-mcp")
+    .description("serve the published agents as an MCP server on stdio (chat-with-<agent> tools)")
+    .option("--logs", "write runtime logs to stderr instead of the log file")
+    .action(async (opts: ServeMcpOptions, command: Command) => {
+      const loaded = await ctx.loadConfig(command);
+      ctx.printWarnings(loaded.warnings);
+      const logger = createLogger({
+        level: opts.logs ? "debug" : "info",
+        ...(opts.logs ? { destination: process.stderr } : { file: `${logsDir(loaded.home)}/nanobot.log` }),
+      });
+      const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      const processor = options.processorFor?.(runtime) ?? new DirectTurnProcessor(runtime);
+      const handle = await serveMcpStdio({
+        processor,
+        config: loaded.config,
+        loadMessages: (sessionKey) => runtime.store().loadMessages(sessionKey),
+        version: ctx.version,
+        log: (level, msg, data) => logger[level](msg, data),
+      });
+      const stop = (): void => {
+        handle.close().catch((err: unknown) => logger.error("closing the MCP server failed", { error: String(err) }));
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+      logger.info("serving MCP on stdio");
+      try {
+        await handle.closed;
+      } finally {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        await runtime.close();
+      }
+    });
+}

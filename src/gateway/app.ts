@@ -1,0 +1,69 @@
+/**
+ * The gateway's HTTP app: health, the OpenAI-compatible API, the web UI's API and its static
+ * files, behind body limit, optional CORS and bearer auth. Built as a plain Hono app so tests
+ * drive it with `app.request()`; `server.ts` puts it on a socket.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { ActiveTurns } from "./active-turns.js";
+import { bearerAuth } from "./auth.js";
+import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
+import { openAIRoutes } from "./openai-routes.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./types.js";
+import type { GatewayDeps } from "./types.js";
+import { webApiRoutes } from "./web-api.js";
+import { mountWebStatic } from "./web-static.js";
+
+export interface GatewayApp {
+  app: Hono;
+  turns: ActiveTurns;
+  /** Refuses new work (503) and stops every running turn, resolving once each is saved. */
+  drain(): Promise<void>;
+}
+
+/** Paths that need the key when one is set; the rest is `/health` and the UI's public files. */
+const PROTECTED = /^\/(v1|api|mcp)(\/|$)/;
+
+export function createGatewayApp(deps: GatewayDeps): GatewayApp {
+  const turns = new ActiveTurns();
+  const app = new Hono();
+  let draining = false;
+  const maxBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  app.onError((err, c) => errorResponse(err, c, (msg, data) => deps.log?.("error", msg, data)));
+  app.notFound((c) => c.json(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`, "invalid_request_error", "not_found").toBody(), 404));
+
+  if (deps.corsOrigins && deps.corsOrigins.length > 0) {
+    app.use("*", cors({ origin: [...deps.corsOrigins], allowHeaders: ["Authorization", "Content-Type", "X-Session-Id"] }));
+  }
+  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.use("*", bearerAuth(deps.apiKey, (path) => !PROTECTED.test(path)));
+  app.use("*", async (c, next) => {
+    if (draining && PROTECTED.test(c.req.path)) throw shuttingDown();
+    return next();
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: maxBytes,
+      onError: () => {
+        throw bodyTooLarge(maxBytes);
+      },
+    }),
+  );
+  app.route("/v1", openAIRoutes(deps, turns));
+  app.route("/api", webApiRoutes(deps, turns));
+  const mcp = deps.mcpHandler;
+  if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
+  mountWebStatic(app, deps.webRoot);
+
+  return {
+    app,
+    turns,
+    async drain() {
+      draining = true;
+      await turns.stopAll();
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The profile nanobot serves over MCP: one `chat-with-<agent>` tool per published agent, each
+ * call a turn through the TurnProcessor in the session bound to the MCP session, plus the
+ * `chat://history` and `chat://progress` resources of that session.
+ */
+import { CHAT_INPUT_SCHEMA, chatInputContent, NO_CONTENT, parseChatInput } from "../../agent/subagent-tools.js";
+import type { TurnProcessor } from "../../agent/turn-processor.js";
+import type { NanobotConfig } from "../../config/index.js";
+import { errorMessage } from "../../core/errors.js";
+import type { AgentEvent } from "../../core/events.js";
+import { textOf } from "../../core/message-helpers.js";
+import type { Message } from "../../core/messages.js";
+import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
+import { applyEvent, progressMessage, progressText } from "./chat-progress.js";
+import type { ProgressBoard } from "./chat-progress.js";
+import { DEFAULT_AGENT, publishedAgents } from "./published-agents.js";
+import type { PublishedAgent } from "./published-agents.js";
+import type { CallScope, ServedResource, ServedTool, ServerProfile } from "./server-profile.js";
+
+export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
+
+/** What the MCP server needs from the rest of nanobot. */
+export interface McpServerDeps {
+  /** Runs each turn (the AgentLoop in the gateway, `DirectTurnProcessor` in scripts and tests). */
+  processor: TurnProcessor;
+  /** Decides which agents are published (`publish`, `agents`). */
+  config: NanobotConfig;
+  /** A session's messages for `chat://history` (the session store's `loadMessages`). */
+  loadMessages?: (sessionKey: string) => Promise<Message[]>;
+  /** Server name and version announced in `initialize`. */
+  serverName?: string;
+  version?: string;
+  log?: McpLogFn;
+}
+
+export const HISTORY_URI = "chat://history";
+export const PROGRESS_URI = "chat://progress";
+/** Pause between the last progress notification and the reply (see `runChat`). */
+const PROGRESS_SETTLE_MS = 15;
+
+/** Builds the chat profile; `board` is shared by every connection of one server. */
+export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerProfile {
+  const agents = publishedAgents(deps.config);
+  return {
+    name: deps.serverName ?? deps.config.publish.name ?? "nanobot",
+    version: deps.version ?? deps.config.publish.version ?? "0.0.0",
+    instructions:
+      deps.config.publish.instructions ??
+      `Tools: ${agents.map((a) => a.toolName).join(", ")}. Each call is one message to that agent; the conversation continues across calls in this session.`,
+    tools: agents.map((agent) => chatTool(agent, deps, board)),
+    resources: chatResources(deps, board),
+  };
+}
+
+function chatTool(published: PublishedAgent, deps: McpServerDeps, board: ProgressBoard): ServedTool {
+  return {
+    definition: {
+      name: published.toolName,
+      description: published.description,
+      inputSchema: CHAT_INPUT_SCHEMA as { type: "object"; [key: string]: unknown },
+      annotations: { title: `Chat with ${published.agent}`, readOnlyHint: false, openWorldHint: true },
+    },
+    call: (args, scope) => runChat(published, args, scope, deps, board),
+  };
+}
+
+async function runChat(
+  published: PublishedAgent,
+  args: Record<string, unknown>,
+  scope: CallScope,
+  deps: McpServerDeps,
+  board: ProgressBoard,
+): Promise<CallToolResult> {
+  const input = parseChatInput(args);
+  const { sessionKey, extra } = scope;
+  const entry = board.start(sessionKey, published.agent);
+  const token = extra._meta?.progressToken;
+  let step = 0;
+  // Notifications go out in order; the reply waits for the last one so none trails it.
+  let sent: Promise<void> = Promise.resolve();
+  const notify = (message: string): void => {
+    if (token === undefined || extra.signal.aborted) return;
+    const notification: ServerNotification = {
+      method: "notifications/progress",
+      params: { progressToken: token, progress: ++step, message },
+    };
+    sent = sent.then(() => extra.sendNotification(notification)).catch((err: unknown) => {
+      deps.log?.("debug", "MCP progress notification failed", { error: errorMessage(err) });
+    });
+  };
+  const onEvent = (event: AgentEvent): void => {
+    applyEvent(entry, event);
+    const message = progressMessage(event);
+    if (message) notify(message);
+  };
+  try {
+    const reply = await deps.processor.process(
+      {
+        sessionKey,
+        content: chatInputContent(input),
+        ...(published.agent !== DEFAULT_AGENT ? { agent: published.agent } : {}),
+        channel: "mcp",
+        metadata: { mcpSessionId: extra.sessionId, mcpRequestId: extra.requestId },
+      },
+      { signal: extra.signal, onEvent },
+    );
+    entry.stopReason = reply.stopReason;
+    if (reply.error !== undefined) entry.error = reply.error;
+    await sent;
+    // SDK clients handle notifications a microtask late but responses at once: progress that
+    // arrives in the same read as the reply is dropped. A short pause keeps them apart.
+    if (step > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
+    if (reply.error !== undefined) return { isError: true, content: [{ type: "text", text: reply.error }] };
+    if (reply.stopReason === "aborted") return { isError: true, content: [{ type: "text", text: "The turn was stopped." }] };
+    return { content: [{ type: "text", text: reply.content.trim() ? reply.content : NO_CONTENT }] };
+  } catch (err) {
+    entry.error = errorMessage(err);
+    entry.stopReason = "error";
+    throw err;
+  } finally {
+    entry.running = false;
+  }
+}
+
+function chatResources(deps: McpServerDeps, board: ProgressBoard): ServedResource[] {
+  return [
+    {
+      definition: {
+        uri: HISTORY_URI,
+        name: "history",
+        title: "Chat history",
+        description: "The messages of this MCP session's conversation, oldest first: JSON, then a plain-text transcript.",
+        mimeType: "application/json",
+      },
+      async read({ sessionKey }) {
+        const messages = deps.loadMessages ? await deps.loadMessages(sessionKey) : [];
+        return {
+          contents: [
+            { uri: HISTORY_URI, mimeType: "application/json", text: JSON.stringify({ sessionKey, messages }) },
+            { uri: HISTORY_URI, mimeType: "text/plain", text: transcript(messages) },
+          ],
+        };
+      },
+    },
+    {
+      definition: {
+        uri: PROGRESS_URI,
+        name: "progress",
+        title: "Turn progress",
+        description: "What the agent is doing in this MCP session now (or did in its last turn): reply text so far and tools.",
+        mimeType: "application/json",
+      },
+      read({ sessionKey }) {
+        const entry = board.get(sessionKey);
+        return Promise.resolve({
+          contents: [
+            { uri: PROGRESS_URI, mimeType: "application/json", text: JSON.stringify(entry ?? { sessionKey, running: false }) },
+            { uri: PROGRESS_URI, mimeType: "text/plain", text: progressText(entry) },
+          ],
+        });
+      },
+    },
+  ];
+}
+
+/** `role: text` lines; tool calls and results shown by name. */
+function transcript(messages: readonly Message[]): string {
+  const lines = messages.map((m) => {
+    if (m.role === "tool") return `tool ${m.toolName}${m.isError ? " (error)" : ""}: ${textOf(m)}`;
+    const calls = m.role === "assistant" ? m.content.filter((p) => p.type === "toolCall").map((p) => p.name) : [];
+    const text = textOf(m);
+    return `${m.role}: ${text}${calls.length ? `${text ? " " : ""}[calls ${calls.join(", ")}]` : ""}`;
+  });
+  return lines.join("\n") || "(no messages yet)";
+}

@@ -1,0 +1,103 @@
+/**
+ * OpenAI Chat Completions wire objects, built from a turn's reply. Field order and shape follow
+ * what api.openai.com sends (see shared/fixtures/llm/openai-chat-stream-text-usage.sse), so
+ * any OpenAI client parses them.
+ */
+import { randomBytes } from "node:crypto";
+import type { StopReason, Usage } from "../core/messages.js";
+
+export type OpenAIFinishReason = "stop" | "length" | "tool_calls" | "content_filter";
+
+export interface OpenAIUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    message: { role: "assistant"; content: string; refusal: null };
+    logprobs: null;
+    finish_reason: OpenAIFinishReason;
+  }>;
+  usage: OpenAIUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    delta: { role?: "assistant"; content?: string; refusal?: null };
+    logprobs: null;
+    finish_reason: OpenAIFinishReason | null;
+  }>;
+  usage?: OpenAIUsage;
+}
+
+/** `chatcmpl-` + 29 random characters, like OpenAI's ids. */
+export function completionId(): string {
+  return `chatcmpl-${randomBytes(22).toString("base64url").slice(0, 29)}`;
+}
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+export function toOpenAIUsage(usage: Usage): OpenAIUsage {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+  };
+}
+
+/** A turn that ran out of room or iterations was cut short: OpenAI calls that `length`. */
+export function finishReasonFor(stop: StopReason): OpenAIFinishReason {
+  return stop === "length" || stop === "max_iterations" ? "length" : "stop";
+}
+
+export interface CompletionMeta {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export function completionObject(meta: CompletionMeta, content: string, finish: OpenAIFinishReason, usage: Usage): ChatCompletion {
+  return {
+    id: meta.id,
+    object: "chat.completion",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: finish }],
+    usage: toOpenAIUsage(usage),
+  };
+}
+
+function chunk(meta: CompletionMeta, delta: ChatCompletionChunk["choices"][number]["delta"], finish: OpenAIFinishReason | null): ChatCompletionChunk {
+  return {
+    id: meta.id,
+    object: "chat.completion.chunk",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  };
+}
+
+/** The first chunk: the role, with empty content. */
+export const roleChunk = (meta: CompletionMeta): ChatCompletionChunk => chunk(meta, { role: "assistant", content: "", refusal: null }, null);
+
+export const contentChunk = (meta: CompletionMeta, content: string): ChatCompletionChunk => chunk(meta, { content }, null);
+
+/** The last choice chunk: empty delta, the finish reason. */
+export const finishChunk = (meta: CompletionMeta, finish: OpenAIFinishReason): ChatCompletionChunk => chunk(meta, {}, finish);
+
+/** Sent after the finish chunk when `stream_options.include_usage` is set: no choices, the usage. */
+export function usageChunk(meta: CompletionMeta, usage: Usage): ChatCompletionChunk {
+  return { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, choices: [], usage: toOpenAIUsage(usage) };
+}

@@ -1,0 +1,119 @@
+/**
+ * `/v1/models` and `/v1/chat/completions`: nanobot's agents behind the OpenAI API. `model`
+ * names the agent; the session (`api:<session_id>`) holds the history.
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { SSEStreamingApi } from "hono/streaming";
+import type { TurnReply } from "../agent/turn-processor.js";
+import type { AgentEvent } from "../core/events.js";
+import type { ActiveTurns } from "./active-turns.js";
+import { parseChatRequest } from "./chat-request.js";
+import type { ChatTurnInput } from "./chat-request.js";
+import { ApiError, modelNotFound, timedOut } from "./errors.js";
+import {
+  completionId,
+  completionObject,
+  contentChunk,
+  finishChunk,
+  finishReasonFor,
+  nowSeconds,
+  roleChunk,
+  usageChunk,
+} from "./openai-format.js";
+import type { CompletionMeta } from "./openai-format.js";
+import { runGatewayTurn } from "./run-turn.js";
+import { DEFAULT_AGENT, DEFAULT_TIMEOUT_MS } from "./types.js";
+import type { GatewayDeps } from "./types.js";
+
+/** Every model name the API accepts: `nanobot` first, then the named agents. */
+export function modelNames(deps: GatewayDeps): string[] {
+  return [DEFAULT_AGENT, ...deps.agents.filter((a) => a !== DEFAULT_AGENT)];
+}
+
+export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
+  const app = new Hono();
+  const created = nowSeconds();
+
+  app.get("/models", (c) =>
+    c.json({
+      object: "list",
+      data: modelNames(deps).map((id) => ({ id, object: "model", created, owned_by: "nanobot" })),
+    }),
+  );
+
+  app.post("/chat/completions", async (c) => {
+    const body: unknown = await c.req.json().catch(() => {
+      throw new ApiError(400, "Request body is not valid JSON", "invalid_request_error");
+    });
+    const input = parseChatRequest(body, c.req.header("x-session-id"));
+    const known = modelNames(deps);
+    if (!known.includes(input.model)) throw modelNotFound(input.model, known);
+    const meta: CompletionMeta = { id: completionId(), created: nowSeconds(), model: input.model };
+    return input.stream ? streamCompletion(c, deps, turns, input, meta) : completeOnce(c, deps, turns, input, meta);
+  });
+
+  return app;
+}
+
+function turnRequest(input: ChatTurnInput) {
+  return {
+    sessionKey: input.sessionKey,
+    content: input.content,
+    agent: input.model === DEFAULT_AGENT ? undefined : input.model,
+    channel: "api",
+  };
+}
+
+async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Promise<Response> {
+  const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: c.req.raw.signal });
+  if (late) throw timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+  throwIfFailed(reply);
+  return c.json(completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage));
+}
+
+/** A failed or stopped turn is an error for an API client, in OpenAI's shape. */
+function throwIfFailed(reply: TurnReply): void {
+  if (reply.error !== undefined || reply.stopReason === "error") {
+    throw new ApiError(502, `The model provider failed: ${reply.error ?? "unknown error"}`, "server_error", "upstream_error");
+  }
+  if (reply.stopReason === "aborted") throw new ApiError(503, "The turn was stopped before it finished", "server_error", "stopped");
+}
+
+function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Response {
+  return streamSSE(c, async (stream) => {
+    const client = new AbortController();
+    stream.onAbort(() => client.abort());
+    const send = (data: unknown): Promise<void> => stream.writeSSE({ data: JSON.stringify(data) });
+    // Writes are queued so deltas keep their order while the turn runs synchronously ahead.
+    let chain: Promise<void> = send(roleChunk(meta));
+    let streamed = "";
+    const onEvent = (event: AgentEvent): void => {
+      if (event.type !== "text_delta" || event.delta === "") return;
+      streamed += event.delta;
+      const data = contentChunk(meta, event.delta);
+      chain = chain.then(() => send(data));
+    };
+    try {
+      const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: client.signal, onEvent });
+      await chain;
+      if (late) return await sendError(stream, timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS));
+      throwIfFailed(reply);
+      // Slash-command answers and setup help arrive without deltas: send them whole.
+      if (streamed === "" && reply.content !== "") await send(contentChunk(meta, reply.content));
+      await send(finishChunk(meta, finishReasonFor(reply.stopReason)));
+      if (input.includeUsage) await send(usageChunk(meta, reply.usage));
+      await stream.writeSSE({ data: "[DONE]" });
+    } catch (err) {
+      await chain.catch(() => undefined);
+      if (client.signal.aborted) return;
+      await sendError(stream, err instanceof ApiError ? err : new ApiError(500, "The server had an error while processing your request", "server_error"));
+    }
+  });
+}
+
+/** Mid-stream failures: OpenAI sends an `error` object as a data event; clients raise it. */
+async function sendError(stream: SSEStreamingApi, err: ApiError): Promise<void> {
+  await stream.writeSSE({ data: JSON.stringify(err.toBody()) });
+}

@@ -1,0 +1,105 @@
+/**
+ * Builds a gateway from a Runtime and its config: the agents that answer, the model shown, the
+ * setup help when no provider is configured, and the refusal to listen on a non-loopback
+ * host without an API key.
+ */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Runtime } from "../agent/runtime.js";
+import { DirectTurnProcessor } from "../agent/turn-processor.js";
+import type { TurnProcessor } from "../agent/turn-processor.js";
+import { defaultAgentName, isLoopbackHost } from "../config/config-helpers.js";
+import { ConfigError } from "../core/errors.js";
+import { createGatewayApp } from "./app.js";
+import { createMcpHttpHandler } from "./mcp/http-handler.js";
+import { packageVersion } from "../core/version.js";
+import type { GatewayApp } from "./app.js";
+import { startGatewayServer } from "./server.js";
+import type { GatewayServer } from "./server.js";
+import type { GatewayDeps } from "./types.js";
+
+/** `dist/web` from both `src/gateway/` (tsx) and `dist/gateway/` (built). */
+export const DEFAULT_WEB_ROOT = fileURLToPath(new URL("../../dist/web", import.meta.url));
+
+export interface RuntimeGatewayOptions {
+  host?: string;
+  port?: number;
+  /** Defaults to `DirectTurnProcessor(runtime)`; the AgentLoop when the gateway runs one. */
+  processor?: TurnProcessor;
+  requestTimeoutMs?: number;
+  webRoot?: string;
+}
+
+export interface RunningGateway {
+  server: GatewayServer;
+  gateway: GatewayApp;
+  /** Set when no provider/model is configured; say it at start-up too. */
+  setupHelp?: string;
+  /** Graceful shutdown: turns stopped and saved, server closed, runtime closed. */
+  close(): Promise<void>;
+}
+
+/** Throws ConfigError (exit 2) for a non-loopback host without `gateway.apiKey`. */
+export function checkBindAllowed(host: string, apiKey: string | undefined): void {
+  if (!isLoopbackHost(host) && !apiKey) {
+    throw new ConfigError(
+      `refusing to listen on ${host} without an API key: set gateway.apiKey in the config, or bind to 127.0.0.1`,
+      { path: "gateway.apiKey", expected: "a secret string when gateway.host is not loopback" },
+    );
+  }
+}
+
+export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions = {}): GatewayDeps {
+  const config = runtime.config;
+  const defaultName = defaultAgentName(config);
+  let modelLabel: string | undefined;
+  let setupHelp: string | undefined;
+  try {
+    modelLabel = runtime.modelRefFor(defaultName ? config.agents.named[defaultName] : undefined);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    setupHelp = err.message;
+  }
+  const webRoot = options.webRoot ?? DEFAULT_WEB_ROOT;
+  return {
+    processor: options.processor ?? new DirectTurnProcessor(runtime),
+    agents: Object.keys(config.agents.named),
+    store: runtime.store(),
+    apiKey: config.gateway.apiKey,
+    setupHelp,
+    modelLabel,
+    requestTimeoutMs: options.requestTimeoutMs ?? (config.api?.timeout ? config.api.timeout * 1000 : undefined),
+    webRoot: existsSync(webRoot) ? webRoot : undefined,
+    log: (level, msg, data) => runtime.logger[level](msg, data),
+  };
+}
+
+export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGatewayOptions = {}): Promise<RunningGateway> {
+  const host = options.host ?? runtime.config.gateway.host;
+  const port = options.port ?? runtime.config.gateway.port;
+  checkBindAllowed(host, runtime.config.gateway.apiKey);
+  const deps = gatewayDepsFor(runtime, options);
+  const mcp = createMcpHttpHandler({
+    processor: deps.processor,
+    config: runtime.config,
+    loadMessages: (key) => runtime.store().loadMessages(key),
+    version: packageVersion(),
+    // Behind a non-loopback bind the API key guards /mcp; DNS rebinding needs a loopback bind.
+    ...(isLoopbackHost(host) ? {} : { allowedHosts: ["*"] }),
+    log: (level, msg, data) => runtime.logger[level](msg, data),
+  });
+  const gateway = createGatewayApp({ ...deps, mcpHandler: mcp });
+  const server = await startGatewayServer({ gateway, host, port });
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    gateway,
+    setupHelp: deps.setupHelp,
+    close: () =>
+      (closing ??= (async () => {
+        await server.close();
+        await mcp.close();
+        await runtime.close();
+      })()),
+  };
+}

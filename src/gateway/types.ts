@@ -1,0 +1,35 @@
+/** What the gateway needs from the rest of nanobot; tests pass fakes or a real Runtime's parts. */
+import type { TurnProcessor } from "../agent/turn-processor.js";
+import type { SessionStore } from "../session/types.js";
+
+export type GatewayLog = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
+
+export interface GatewayDeps {
+  /** Runs every turn (the AgentLoop, or `DirectTurnProcessor`). */
+  processor: TurnProcessor;
+  /** Named agents that may answer besides `nanobot` (the default agent). */
+  agents: readonly string[];
+  /** The session store, for the web UI's thread list and history. */
+  store: SessionStore;
+  /** `gateway.apiKey`; when set every route but `/health` and the UI's static files needs it. */
+  apiKey?: string;
+  /** Set when no provider is configured: the text every reply carries instead of a model answer. */
+  setupHelp?: string;
+  /** The default agent's model reference, shown by the web UI. */
+  modelLabel?: string;
+  /** Per-request turn timeout (default 120 s); a turn that runs longer is stopped and answered with 504. */
+  requestTimeoutMs?: number;
+  /** Largest accepted request body (default 20 MB). */
+  maxBodyBytes?: number;
+  /** Built web UI (`dist/web`); without it `/` explains how to build it. */
+  webRoot?: string;
+  /** Allowed CORS origins; CORS is off when empty or absent. */
+  corsOrigins?: readonly string[];
+  /** The MCP Streamable HTTP endpoint mounted at `/mcp` (nanobot as an MCP server). */
+  mcpHandler?: (request: Request) => Promise<Response>;
+  log?: GatewayLog;
+}
+
+export const DEFAULT_AGENT = "nanobot";
+export const DEFAULT_TIMEOUT_MS = 120_000;
+export const DEFAULT_MAX_BODY_BYTES = 20 * 1024 * 1024;

@@ -1,0 +1,200 @@
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { InProcessBus } from "../../src/bus/in-process-bus.js";
+import { AccessControl } from "../../src/channels/access/access-control.js";
+import { InboundGate } from "../../src/channels/access/inbound-gate.js";
+import { ChannelManager } from "../../src/channels/channel-manager.js";
+import { DeliveryQueue } from "../../src/channels/delivery/delivery-queue.js";
+import { defaultChannelFactories } from "../../src/channels/factories.js";
+import { parseWebSocketConfig } from "../../src/channels/websocket/config.js";
+import { WebSocketChannel } from "../../src/channels/websocket/websocket-channel.js";
+import { ConfigError } from "../../src/core/errors.js";
+import { silentLogger } from "../../src/core/logger.js";
+import { fakeClock, nextInbound, tempHome, waitFor } from "./helpers/harness.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+});
+
+function build(config: Record<string, unknown> = {}, server?: Server): { channel: WebSocketChannel; bus: InProcessBus } {
+  const bus = new InProcessBus();
+  const gate = new InboundGate({ bus, access: new AccessControl({ channel: "websocket", allowFrom: ["*"] }) });
+  const channel = new WebSocketChannel({
+    bus,
+    gate,
+    delivery: new DeliveryQueue(),
+    home: "/nonexistent",
+    logger: silentLogger,
+    clock: fakeClock(),
+    config: { ...parseWebSocketConfig(config), port: 0 },
+    server,
+  });
+  bus.subscribeOutbound((m) => channel.send(m), { channel: "websocket" });
+  cleanups.push(() => channel.stop());
+  return { channel, bus };
+}
+
+interface Client {
+  socket: WebSocket;
+  frames: Array<Record<string, unknown>>;
+  next(type: string): Promise<Record<string, unknown>>;
+}
+
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const socket = new WebSocket(url, { headers });
+  const frames: Array<Record<string, unknown>> = [];
+  socket.on("message", (data) => frames.push(JSON.parse(String(data)) as Record<string, unknown>));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("error", reject);
+  });
+  cleanups.push(async () => {
+    socket.close();
+    await new Promise((resolve) => (socket.readyState === WebSocket.CLOSED ? resolve(undefined) : socket.once("close", resolve)));
+  });
+  let read = 0;
+  return {
+    socket,
+    frames,
+    async next(type) {
+      return waitFor(() => {
+        const i = frames.findIndex((f, index) => index >= read && f.type === type);
+        if (i < 0) return undefined;
+        read = i + 1;
+        return frames[i];
+      }, `a ${type} frame`);
+    },
+  };
+}
+
+/** The HTTP status a refused upgrade answered with. */
+function refusedStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers });
+    socket.on("unexpected-response", (_req, res) => {
+      resolve(res.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.on("open", () => reject(new Error("connection was accepted")));
+    socket.on("error", () => undefined);
+  });
+}
+
+function wsUrl(channel: WebSocketChannel, query = ""): string {
+  return `ws://127.0.0.1:${channel.address()!.port}/ws${query}`;
+}
+
+describe("websocket: token auth", () => {
+  it("refuses a missing or wrong token with 401 and accepts ?token= and Bearer", async () => {
+    const { channel } = build({ token: "s3cret" });
+    await channel.start();
+    expect(await refusedStatus(wsUrl(channel))).toBe(401);
+    expect(await refusedStatus(wsUrl(channel, "?token=nope"))).toBe(401);
+    expect(await refusedStatus(wsUrl(channel), { authorization: "Bearer nope" })).toBe(401);
+    const viaQuery = await connect(wsUrl(channel, "?token=s3cret"));
+    expect((await viaQuery.next("ready")).chatId).toEqual(expect.any(String));
+    const viaHeader = await connect(wsUrl(channel), { authorization: "Bearer s3cret" });
+    await viaHeader.next("ready");
+  });
+
+  it("refuses to start on a wildcard host without a token", async () => {
+    const { channel } = build({ host: "0.0.0.0" });
+    await expect(channel.start()).rejects.toThrow(ConfigError);
+    await expect(channel.start()).rejects.toThrow(/channels\.websocket\.token: a token is required/);
+    const home = await tempHome();
+    cleanups.push(home.cleanup);
+    const manager = new ChannelManager({
+      bus: new InProcessBus(),
+      home: home.dir,
+      channels: { websocket: { enabled: true, host: "::" } },
+      factories: defaultChannelFactories(),
+    });
+    const [result] = await manager.startAll();
+    expect(result).toMatchObject({ name: "websocket", ok: false, error: expect.stringMatching(/token is required/) });
+  });
+
+  it("starts on a wildcard host when a token is set", async () => {
+    const { channel } = build({ host: "0.0.0.0", token: "t" });
+    await channel.start();
+    expect(channel.address()!.address).toBe("0.0.0.0");
+  });
+});
+
+describe("websocket: frames", () => {
+  it("a message frame reaches the bus; outbound kinds come back as frames for that chat", async () => {
+    const { channel, bus } = build();
+    await channel.start();
+    const client = await connect(wsUrl(channel));
+    const ready = await client.next("ready");
+    client.socket.send(JSON.stringify({ type: "message", content: "hello" }));
+    const inbound = await nextInbound(bus);
+    expect(inbound).toMatchObject({ channel: "websocket", chatId: ready.chatId, senderId: ready.clientId, content: "hello" });
+
+    const chatId = String(ready.chatId);
+    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId });
+    await bus.publishOutbound({ kind: "delta", channel: "websocket", chatId, streamId: "s", delta: "Hi" });
+    await bus.publishOutbound({ kind: "stream_end", channel: "websocket", chatId, streamId: "s", id: "r1", content: "Hi!" });
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId, id: "r2", content: "again" });
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId, id: "r2", content: "again" });
+    expect(await client.next("typing")).toEqual({ type: "typing", chatId });
+    expect(await client.next("delta")).toEqual({ type: "delta", chatId, streamId: "s", delta: "Hi" });
+    expect(await client.next("stream_end")).toEqual({ type: "stream_end", chatId, streamId: "s", id: "r1", content: "Hi!" });
+    expect(await client.next("message")).toEqual({ type: "message", chatId, id: "r2", content: "again" });
+    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId });
+    await client.next("typing");
+    expect(client.frames.filter((f) => f.type === "message")).toHaveLength(1);
+  });
+
+  it("keeps a chatId per connection: ?chatId=, then the chatId of a frame", async () => {
+    const { channel, bus } = build();
+    await channel.start();
+    const one = await connect(wsUrl(channel, "?chatId=room-1&clientId=browser-1"));
+    const two = await connect(wsUrl(channel, "?chatId=room-2"));
+    expect(await one.next("ready")).toEqual({ type: "ready", chatId: "room-1", clientId: "browser-1" });
+    await two.next("ready");
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: "room-1", id: "a", content: "for one" });
+    expect((await one.next("message")).content).toBe("for one");
+    two.socket.send(JSON.stringify({ type: "message", content: "switch", chatId: "room-1" }));
+    expect((await nextInbound(bus)).chatId).toBe("room-1");
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: "room-1", id: "b", content: "for both" });
+    expect((await one.next("message")).content).toBe("for both");
+    expect((await two.next("message")).content).toBe("for both");
+    expect(two.frames.filter((f) => f.type === "message")).toHaveLength(1);
+  });
+
+  it("answers bad frames with an error frame and forwards nothing", async () => {
+    const { channel, bus } = build();
+    await channel.start();
+    const client = await connect(wsUrl(channel));
+    await client.next("ready");
+    client.socket.send("not json");
+    expect((await client.next("error")).error).toBe("frame is not JSON");
+    client.socket.send(JSON.stringify({ type: "message", content: "x", chatId: "bad id!" }));
+    expect((await client.next("error")).error).toMatch(/^chatId must be/);
+    client.socket.send(JSON.stringify({ type: "subscribe" }));
+    expect((await client.next("error")).error).toBe('unknown frame type "subscribe"');
+    expect(bus.inboundSize()).toBe(0);
+    expect(await refusedStatus(wsUrl(channel, "?chatId=no%20spaces"))).toBe(400);
+  });
+});
+
+describe("websocket: sharing an http.Server", () => {
+  it("upgrades on its path and leaves ordinary requests to the server", async () => {
+    const server = createServer((_req, res) => res.end("gateway"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { channel, bus } = build({ path: "/ws" }, server);
+    await channel.start();
+    const port = (server.address() as AddressInfo).port;
+    expect(await (await fetch(`http://127.0.0.1:${port}/health`)).text()).toBe("gateway");
+    const client = await connect(`ws://127.0.0.1:${port}/ws`);
+    await client.next("ready");
+    client.socket.send(JSON.stringify({ type: "message", content: "via gateway" }));
+    expect((await nextInbound(bus)).content).toBe("via gateway");
+    expect(channel.address()).toBeUndefined();
+  });
+});

@@ -1,0 +1,127 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { completeCommand } from "../../src/cli/interactive/slash-commands.js";
+import { toolLine } from "../../src/cli/interactive/turn-output.js";
+import { rowsOf } from "../../src/cli/interactive/terminal-markdown.js";
+import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+
+const src = (p: string): string => pathToFileURL(resolve("src", p)).href;
+
+/** A tiny launcher calling runInteractive, written per test (the agent command wiring is the lead's). */
+const ENTRY = `
+import { loadConfig } from ${JSON.stringify(src("config/load.ts"))};
+import { Runtime } from ${JSON.stringify(src("agent/runtime.ts"))};
+import { createContext } from ${JSON.stringify(src("cli/context.ts"))};
+import { processIo } from ${JSON.stringify(src("cli/io.ts"))};
+import { runInteractive } from ${JSON.stringify(src("cli/interactive/index.ts"))};
+const ctx = createContext(processIo(), "test");
+const loaded = await loadConfig({ configPath: process.argv[2], env: process.env, cwd: process.cwd() });
+const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: process.env });
+await runInteractive(ctx, { runtime, sessionKey: "cli:tmux" });
+await runtime.close();
+process.stdout.write("[exited]\\n");
+`;
+
+let root: string;
+let fake: FakeLLM;
+let socket: string;
+
+const tmux = (...args: string[]): string => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+const screen = (): string => tmux("capture-pane", "-p", "-t", "nb");
+
+async function until(check: (text: string) => boolean, what: string): Promise<string> {
+  const start = Date.now();
+  for (;;) {
+    const text = screen();
+    if (check(text)) return text;
+    if (Date.now() - start > 15_000) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "nanobot-repl-"));
+  socket = `nanobot-test-${process.pid}-${Date.now()}`;
+  await mkdir(join(root, "ws"));
+  fake = await startFakeLLM();
+  await writeFile(
+    join(root, "nanobot.json"),
+    JSON.stringify({
+      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-repl-0001" } },
+      agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws") } },
+    }),
+  );
+  await writeFile(join(root, "entry.mts"), ENTRY);
+  const env = `HOME=${root} NANOBOT_HOME=${join(root, "home")}`;
+  const cmd = `cd ${process.cwd()} && env ${env} ${process.execPath} --import tsx ${join(root, "entry.mts")} ${join(root, "nanobot.json")}; sleep 30`;
+  tmux("new-session", "-d", "-s", "nb", "-x", "100", "-y", "30", cmd);
+});
+afterEach(async () => {
+  try {
+    tmux("kill-server");
+  } catch {
+    // already gone
+  }
+  await fake.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("nanobot agent (interactive) under tmux", () => {
+  it("streams a reply, renders its markdown, shows the tool line, and exits on `exit`", async () => {
+    await until((s) => s.includes("you ›"), "the prompt");
+    fake.enqueue(
+      { toolCalls: [{ name: "exec", arguments: { command: "echo hi" } }] },
+      { text: "The command printed **hi** for you.", chunkDelayMs: 20 },
+    );
+    tmux("send-keys", "-t", "nb", "run echo hi", "Enter");
+    const shown = await until((s) => s.includes("printed hi for you") && (s.match(/you ›/g) ?? []).length >= 2, "the rendered reply");
+    expect(shown).toContain("✓ exec: echo hi");
+    expect(shown).not.toContain("**hi**");
+    tmux("send-keys", "-t", "nb", "exit", "Enter");
+    await until((s) => s.includes("[exited]"), "the exit");
+  });
+
+  it("Ctrl-C stops a slow turn (saved as stopped) and the chat goes on", async () => {
+    await until((s) => s.includes("you ›"), "the prompt");
+    fake.enqueue({ text: "never", delayMs: 60_000 }, { text: "still here" });
+    tmux("send-keys", "-t", "nb", "slow please", "Enter");
+    const start = Date.now();
+    while (fake.requests.length < 1 && Date.now() - start < 15_000) await new Promise((r) => setTimeout(r, 20));
+    tmux("send-keys", "-t", "nb", "C-c");
+    await until((s) => s.includes("⏹ stopped"), "the stopped marker");
+    tmux("send-keys", "-t", "nb", "are you there?", "Enter");
+    await until((s) => s.includes("still here"), "the next reply");
+    tmux("send-keys", "-t", "nb", "C-d");
+    await until((s) => s.includes("[exited]"), "the exit");
+    const store = new SqliteSessionStore({ path: join(root, "home", "state.db") });
+    const rows = await store.snapshot((q) => q.db.prepare("SELECT status FROM turns ORDER BY started_at").all());
+    await store.close();
+    expect(rows).toEqual([{ status: "stopped" }, { status: "completed" }]);
+  });
+});
+
+describe("interactive helpers", () => {
+  it("completes / commands", () => {
+    expect(completeCommand("/he")).toEqual([["/help"], "/he"]);
+    expect(completeCommand("/q")[0]).toEqual(["/quit"]);
+    expect(completeCommand("hello")).toEqual([[], "hello"]);
+  });
+
+  it("shows a tool by its telling argument, shortened", () => {
+    expect(toolLine({ name: "exec", arguments: { command: "npm   test" } })).toBe("exec: npm test");
+    expect(toolLine({ name: "read_file", arguments: { path: "a.txt", limit: 3 } })).toBe("read_file: a.txt");
+    expect(toolLine({ name: "exec", arguments: { command: "x".repeat(100) } }, 20)).toHaveLength(20);
+  });
+
+  it("counts wrapped terminal rows ignoring colour codes", () => {
+    expect(rowsOf("abc", 80)).toBe(1);
+    expect(rowsOf("a".repeat(81), 80)).toBe(2);
+    expect(rowsOf("\x1b[1mhi\x1b[0m\nthere", 80)).toBe(2);
+  });
+});

@@ -1,0 +1,68 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Runtime } from "../../src/agent/runtime.js";
+import { resolveConfig } from "../../src/config/index.js";
+import type { RunningGateway } from "../../src/gateway/runtime-gateway.js";
+import { startRuntimeGateway } from "../../src/gateway/runtime-gateway.js";
+import type { RuntimeGatewayOptions } from "../../src/gateway/runtime-gateway.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+
+export interface GatewayFixture {
+  root: string;
+  home: string;
+  fake: FakeLLM;
+  runtime: Runtime;
+  running: RunningGateway;
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface FixtureOptions extends RuntimeGatewayOptions {
+  apiKey?: string;
+  /** Extra config merged at the top level (e.g. named agents). */
+  extra?: Record<string, unknown>;
+  /** No provider at all. */
+  noProvider?: boolean;
+}
+
+/** A real gateway on 127.0.0.1:0 over a real Runtime whose provider is the scripted fake LLM. */
+export async function startGatewayFixture(options: FixtureOptions = {}): Promise<GatewayFixture> {
+  const root = await mkdtemp(join(tmpdir(), "nanobot-gateway-"));
+  const home = join(root, "home");
+  const workspace = join(root, "ws");
+  await mkdir(workspace, { recursive: true });
+  const fake = await startFakeLLM();
+  const raw = {
+    ...(options.noProvider ? {} : { providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-gateway-0001" } } }),
+    agents: { defaults: { ...(options.noProvider ? {} : { model: "custom/test-model" }), workspace } },
+    gateway: { host: "127.0.0.1", ...(options.apiKey ? { apiKey: options.apiKey } : {}) },
+    ...options.extra,
+  };
+  const { config } = resolveConfig(raw, { env: { HOME: root, NANOBOT_HOME: home }, cwd: root });
+  const runtime = new Runtime({ config, home, env: { HOME: root, NANOBOT_HOME: home } });
+  const running = await startRuntimeGateway(runtime, { port: 0, ...options });
+  return {
+    root,
+    home,
+    fake,
+    runtime,
+    running,
+    url: running.server.url,
+    async close() {
+      await running.close();
+      await fake.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls until `check` is true (a condition, not a duration). */
+export async function waitFor(check: () => boolean, what: string, limitMs = 10_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > limitMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,124 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { build } from "vite";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startGatewayFixture } from "../gateway/helpers.js";
+import type { GatewayFixture } from "../gateway/helpers.js";
+
+const ARTIFACTS = resolve("test-artifacts");
+let webRoot: string;
+let browser: Browser;
+let fx: GatewayFixture | undefined;
+let page: Page | undefined;
+
+beforeAll(async () => {
+  webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
+  await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
+  await mkdir(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}, 60_000);
+afterAll(async () => {
+  await browser.close();
+  await rm(webRoot, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await page?.close();
+  page = undefined;
+  await fx?.close();
+  fx = undefined;
+});
+
+async function open(options: { apiKey?: string } = {}): Promise<Page> {
+  fx = await startGatewayFixture({ webRoot, ...options });
+  page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  await page.goto(fx.url);
+  return page;
+}
+
+async function send(p: Page, text: string): Promise<void> {
+  await p.getByTestId("input").fill(text);
+  await p.getByTestId("send").click();
+}
+
+describe("web UI in headless Chromium", () => {
+  it("streams a reply rendered as markdown, with the tool call collapsed and its result", async () => {
+    const p = await open();
+    await writeFile(join(fx?.root ?? "", "ws", "notes.txt"), "kiwi\n");
+    fx?.fake.enqueue(
+      { toolCalls: [{ id: "call_1", name: "read_file", arguments: { path: "notes.txt" } }] },
+      { text: "The note says **kiwi**.\n\n```js\nconst fruit = 'kiwi';\n```", chunkDelayMs: 30 },
+    );
+    await expect.poll(() => p.getByTestId("model").textContent()).toBe("custom/test-model");
+    await send(p, "What is in notes.txt?");
+    await p.getByTestId("user-message").filter({ hasText: "What is in notes.txt?" }).waitFor();
+    const reply = p.getByTestId("assistant-message").last();
+    await reply.locator("strong", { hasText: "kiwi" }).waitFor();
+    await reply.locator("pre.code .hl-keyword", { hasText: "const" }).waitFor();
+    const tool = reply.getByTestId("tool-call");
+    expect(await tool.getAttribute("open")).toBeNull();
+    await tool.locator("summary").click();
+    expect(await tool.getByTestId("tool-result").textContent()).toContain("kiwi");
+    await p.screenshot({ path: join(ARTIFACTS, "webui-streamed-reply.png") });
+    // The stored conversation renders the same after a reload.
+    await p.reload();
+    await p.getByTestId("assistant-message").locator("strong", { hasText: "kiwi" }).waitFor();
+  });
+
+  it("the stop button stops a slow turn, which is saved as stopped", async () => {
+    const p = await open();
+    fx?.fake.enqueue({ text: "this will never arrive", delayMs: 60_000 });
+    await send(p, "take your time");
+    await p.getByTestId("stop").waitFor({ state: "visible" });
+    await expect.poll(() => fx?.fake.requests.length).toBe(1);
+    await p.getByTestId("stop").click();
+    await p.getByTestId("stopped").waitFor();
+    await p.getByTestId("send").waitFor({ state: "visible" });
+    await p.screenshot({ path: join(ARTIFACTS, "webui-stopped.png") });
+    const rows = await fx?.runtime.store().snapshot((q) => q.db.prepare("SELECT status FROM turns").all());
+    expect(rows).toEqual([{ status: "stopped" }]);
+  });
+
+  it("creates, switches, renames and deletes threads", async () => {
+    const p = await open();
+    fx?.fake.enqueue({ text: "first answer" }, { text: "second answer" });
+    await send(p, "first question");
+    await p.getByText("first answer").waitFor();
+    await p.getByTestId("new-thread").click();
+    await expect.poll(() => p.getByTestId("thread").count()).toBe(2);
+    expect(await p.getByTestId("messages").textContent()).toBe("");
+    await send(p, "second question");
+    await p.getByText("second answer").waitFor();
+
+    p.once("dialog", (d) => void d.accept("Groceries"));
+    await p.getByTestId("thread").first().getByTestId("rename-thread").click();
+    await expect.poll(() => p.getByTestId("thread-title").textContent()).toBe("Groceries");
+
+    // Switch back to the first thread: its conversation comes back.
+    await p.getByTestId("thread").last().locator(".thread-name").click();
+    await p.getByText("first answer").waitFor();
+    expect(await p.getByTestId("messages").textContent()).not.toContain("second answer");
+    await p.screenshot({ path: join(ARTIFACTS, "webui-threads.png") });
+
+    p.once("dialog", (d) => void d.accept());
+    await p.getByTestId("thread").filter({ hasText: "Groceries" }).getByTestId("delete-thread").click();
+    await expect.poll(() => p.getByTestId("thread").count()).toBe(1);
+    expect(await p.getByTestId("threads").textContent()).not.toContain("Groceries");
+  });
+
+  it("asks for the API key when the gateway has one, then works", async () => {
+    const p = await open({ apiKey: "ui-secret-0001" });
+    fx?.fake.enqueue({ text: "authorized hello" });
+    await p.getByTestId("key-dialog").waitFor({ state: "visible" });
+    await p.getByTestId("key-input").fill("ui-secret-0001");
+    await p.getByTestId("key-submit").click();
+    await expect.poll(() => p.getByTestId("model").textContent()).toBe("custom/test-model");
+    await send(p, "hi");
+    await p.getByText("authorized hello").waitFor();
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The gateway's `/api` as typed functions. The API key (when the gateway has one) is kept in
+ * localStorage and sent as a bearer token; a 401 asks the page for it once and retries.
+ */
+
+export interface ThreadInfo {
+  id: string;
+  name: string | null;
+  status: "active" | "archived";
+  current: boolean;
+  createdAt: number;
+  messageCount: number;
+}
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export type MessageView =
+  | { role: "user"; text: string }
+  | { role: "assistant"; text: string; reasoning?: string; toolCalls?: ToolCallView[] }
+  | { role: "tool"; toolCallId: string; name: string; text: string; isError: boolean };
+
+export type ChatEvent =
+  | { type: "text"; delta: string }
+  | { type: "reasoning"; delta: string }
+  | { type: "tool_call"; call: ToolCallView }
+  | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
+  | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
+  | { type: "error"; message: string };
+
+export interface Info {
+  agents: string[];
+  model: string | null;
+  setupHelp: string | null;
+}
+
+const KEY_STORAGE = "nanobot.apiKey";
+export const SESSION = "default";
+
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** Supplied by the page: shows the key dialog and resolves with what the user typed. */
+let askForKey: () => Promise<string> = () => Promise.reject(new ApiError(401, "API key required"));
+export function setKeyPrompt(prompt: () => Promise<string>): void {
+  askForKey = prompt;
+}
+
+async function request(path: string, init: RequestInit = {}, retried = false): Promise<Response> {
+  const key = localStorage.getItem(KEY_STORAGE);
+  const headers = new Headers(init.headers);
+  if (key) headers.set("authorization", `Bearer ${key}`);
+  if (init.body) headers.set("content-type", "application/json");
+  const res = await fetch(path, { ...init, headers });
+  if (res.status === 401 && !retried) {
+    localStorage.setItem(KEY_STORAGE, await askForKey());
+    return request(path, init, true);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+    throw new ApiError(res.status, body?.error?.message ?? `HTTP ${res.status}`);
+  }
+  return res;
+}
+
+async function json<T>(path: string, init?: RequestInit): Promise<T> {
+  return (await (await request(path, init)).json()) as T;
+}
+
+const post = (body: unknown, method = "POST"): RequestInit => ({ method, body: JSON.stringify(body) });
+
+export const api = {
+  info: () => json<Info>("/api/info"),
+  threads: () => json<{ threads: ThreadInfo[]; running: boolean }>(`/api/threads?session=${SESSION}`),
+  newThread: () => json<{ thread: ThreadInfo }>("/api/threads", post({ session: SESSION })),
+  switchThread: (id: string) => json<{ thread: ThreadInfo }>(`/api/threads/${encodeURIComponent(id)}/switch`, post({ session: SESSION })),
+  renameThread: (id: string, name: string) => json<{ thread: ThreadInfo }>(`/api/threads/${encodeURIComponent(id)}`, post({ name }, "PATCH")),
+  deleteThread: (id: string) => json<{ deleted: boolean }>(`/api/threads/${encodeURIComponent(id)}`, { method: "DELETE" }),
+  messages: (threadId: string) => json<{ messages: MessageView[] }>(`/api/messages?session=${SESSION}&thread=${encodeURIComponent(threadId)}`),
+  stop: () => json<{ stopped: number }>("/api/stop", post({ session: SESSION })),
+
+  /** Runs a turn; calls `onEvent` for each event of the stream until `done` or `error`. */
+  async chat(message: string, agent: string, onEvent: (e: ChatEvent) => void): Promise<void> {
+    const res = await request("/api/chat", post({ session: SESSION, message, agent }));
+    if (!res.body) throw new ApiError(0, "no response body");
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = block
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).replace(/^ /, ""))
+          .join("\n");
+        if (data) onEvent(JSON.parse(data) as ChatEvent);
+      }
+    }
+  },
+};

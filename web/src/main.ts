@@ -1,0 +1,173 @@
+/**
+ * The page: thread list (new, switch, rename, delete), the conversation, the composer with
+ * send and stop, the current model and agent. State lives in the gateway's session store.
+ */
+import { api, setKeyPrompt } from "./api.js";
+import type { ThreadInfo } from "./api.js";
+import { TurnView, renderHistory, userElement } from "./view.js";
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const messages = $<HTMLElement>("messages");
+const input = $<HTMLTextAreaElement>("input");
+const sendButton = $<HTMLButtonElement>("send");
+const stopButton = $<HTMLButtonElement>("stop");
+const threadList = $<HTMLUListElement>("threads");
+const agentSelect = $<HTMLSelectElement>("agent");
+const notice = $<HTMLDivElement>("notice");
+
+let threads: ThreadInfo[] = [];
+let busy = false;
+
+function showNotice(text: string | null): void {
+  notice.hidden = !text;
+  notice.textContent = text ?? "";
+}
+
+function threadLabel(t: ThreadInfo): string {
+  return t.name ?? `Thread ${new Date(t.createdAt).toLocaleString()}`;
+}
+
+async function refreshThreads(): Promise<void> {
+  threads = (await api.threads()).threads;
+  threadList.replaceChildren(
+    ...[...threads].reverse().map((t) => {
+      const li = document.createElement("li");
+      li.className = t.current ? "current" : "";
+      li.dataset.testid = "thread";
+      li.dataset.threadId = t.id;
+      const name = document.createElement("button");
+      name.type = "button";
+      name.className = "thread-name";
+      name.textContent = threadLabel(t);
+      name.onclick = () => void guard(() => switchTo(t.id));
+      const rename = document.createElement("button");
+      rename.type = "button";
+      rename.title = "Rename";
+      rename.textContent = "✎";
+      rename.dataset.testid = "rename-thread";
+      rename.onclick = () => void guard(() => renameThread(t));
+      const del = document.createElement("button");
+      del.type = "button";
+      del.title = "Delete";
+      del.textContent = "✕";
+      del.dataset.testid = "delete-thread";
+      del.onclick = () => void guard(() => deleteThread(t));
+      li.append(name, rename, del);
+      return li;
+    }),
+  );
+  const current = threads.find((t) => t.current);
+  $("thread-title").textContent = current ? threadLabel(current) : "New thread";
+}
+
+async function loadCurrent(): Promise<void> {
+  await refreshThreads();
+  const current = threads.find((t) => t.current);
+  renderHistory(messages, current ? (await api.messages(current.id)).messages : []);
+  messages.scrollTop = messages.scrollHeight;
+}
+
+async function switchTo(id: string): Promise<void> {
+  if (busy) return;
+  await api.switchThread(id);
+  await loadCurrent();
+}
+
+async function renameThread(t: ThreadInfo): Promise<void> {
+  const name = prompt("Thread name", t.name ?? "");
+  if (name === null) return;
+  await api.renameThread(t.id, name);
+  await refreshThreads();
+}
+
+async function deleteThread(t: ThreadInfo): Promise<void> {
+  if (!confirm(`Delete "${threadLabel(t)}" and its messages?`)) return;
+  await api.deleteThread(t.id);
+  await loadCurrent();
+}
+
+function setBusy(value: boolean): void {
+  busy = value;
+  sendButton.hidden = value;
+  stopButton.hidden = !value;
+  input.disabled = value;
+}
+
+async function send(): Promise<void> {
+  const text = input.value.trim();
+  if (!text || busy) return;
+  input.value = "";
+  messages.append(userElement(text));
+  const turn = new TurnView();
+  messages.append(turn.root);
+  setBusy(true);
+  const follow = (): void => void (messages.scrollTop = messages.scrollHeight);
+  try {
+    await api.chat(text, agentSelect.value, (e) => {
+      if (e.type === "text") turn.addText(e.delta);
+      else if (e.type === "reasoning") turn.addReasoning(e.delta);
+      else if (e.type === "tool_call") turn.addTool(e.call);
+      else if (e.type === "tool_result") turn.toolResult(e.toolCallId, e.text, e.isError);
+      else if (e.type === "done") {
+        turn.finish(e.content);
+        if (e.stopReason === "aborted") turn.note("Stopped.", "stopped");
+        else if (e.error) turn.note(e.error, "error");
+      } else turn.note(e.message, "error");
+      follow();
+    });
+  } catch (err) {
+    turn.note(err instanceof Error ? err.message : String(err), "error");
+  } finally {
+    setBusy(false);
+    input.focus();
+  }
+  await refreshThreads();
+}
+
+/** Errors from any action show inline in the notice bar instead of disappearing. */
+async function guard(action: () => Promise<void>): Promise<void> {
+  try {
+    showNotice(null);
+    await action();
+  } catch (err) {
+    showNotice(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function keyPrompt(): Promise<string> {
+  const dialog = $<HTMLDialogElement>("key-dialog");
+  const field = $<HTMLInputElement>("key-input");
+  return new Promise((resolve) => {
+    $<HTMLFormElement>("key-form").onsubmit = () => resolve(field.value.trim());
+    dialog.showModal();
+  });
+}
+
+async function start(): Promise<void> {
+  setKeyPrompt(keyPrompt);
+  const info = await api.info();
+  agentSelect.replaceChildren(...info.agents.map((a) => new Option(a, a)));
+  $("model").textContent = info.model ?? "no model";
+  if (info.setupHelp) showNotice(info.setupHelp);
+  await loadCurrent();
+}
+
+$<HTMLFormElement>("composer").onsubmit = (ev) => {
+  ev.preventDefault();
+  void guard(send);
+};
+input.onkeydown = (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    void guard(send);
+  }
+};
+stopButton.onclick = () => void guard(async () => void (await api.stop()));
+$("new-thread").onclick = () =>
+  void guard(async () => {
+    if (busy) return;
+    await api.newThread();
+    await loadCurrent();
+  });
+
+void guard(start);
