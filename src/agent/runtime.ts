@@ -82,6 +82,8 @@ export class Runtime {
   readonly registry: ProviderRegistry;
   readonly workspace: string;
   private storeInstance: SqliteSessionStore | undefined;
+  /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
+  private readonly builtinCache = new Map<string, Tool[]>();
   private mcpPromise: Promise<McpClientManager> | undefined;
   private readonly options: RuntimeOptions;
 
@@ -148,8 +150,12 @@ export class Runtime {
     );
   }
 
-  /** Resolves the named agent (or the default one) into a profile ready for a turn. */
-  async resolveAgent(name?: string): Promise<AgentProfile> {
+  /**
+   * Resolves the named agent (or the default one) into a profile ready for a turn.
+   * `overrides.modelRef` (a `provider/model` or a preset name) replaces the configured model,
+   * e.g. the session's `/model` choice.
+   */
+  async resolveAgent(name?: string, overrides: { modelRef?: string } = {}): Promise<AgentProfile> {
     const named = this.config.agents.named;
     const agentName = name && name !== "nanobot" ? name : defaultAgentName(this.config);
     if (name && name !== "nanobot" && !named[name]) {
@@ -158,7 +164,7 @@ export class Runtime {
     }
     const agent = agentName ? named[agentName] : undefined;
     const defaults = this.config.agents.defaults;
-    const modelRef = this.modelRefFor(agent);
+    const modelRef = overrides.modelRef ?? this.modelRefFor(agent);
     const fallbacks = defaults.fallbackModels;
     const retry = { mode: defaults.providerRetryMode };
     const model =
@@ -196,15 +202,20 @@ export class Runtime {
     const cfg = this.config.tools;
     const refs = agent?.tools;
     const builtinNames = refs?.filter((r) => !r.includes("/"));
-    const builtins = createBuiltinTools({
-      workspace: this.workspace,
-      restrictToWorkspace: cfg.restrictToWorkspace,
-      exec: cfg.exec,
-      web: { enable: cfg.web.enable, search: cfg.web.search as never },
-      ssrfWhitelist: cfg.ssrfWhitelist,
-      sendMessage: this.options.sendMessage,
-      enabled: refs ? builtinNames : undefined,
-    });
+    const cacheKey = builtinNames ? JSON.stringify(builtinNames) : "*";
+    let builtins = this.builtinCache.get(cacheKey);
+    if (!builtins) {
+      builtins = createBuiltinTools({
+        workspace: this.workspace,
+        restrictToWorkspace: cfg.restrictToWorkspace,
+        exec: cfg.exec,
+        web: { enable: cfg.web.enable, search: cfg.web.search as never },
+        ssrfWhitelist: cfg.ssrfWhitelist,
+        sendMessage: this.options.sendMessage,
+        enabled: refs ? builtinNames : undefined,
+      });
+      this.builtinCache.set(cacheKey, builtins);
+    }
     const serverNames = Object.keys(this.config.mcpServers);
     if (serverNames.length === 0) return { tools: builtins, unresolved: [] };
     const mcpRefs = agent ? [...(agent.mcpServers ?? []), ...(refs?.filter((r) => r.includes("/")) ?? [])] : serverNames;

@@ -1,7 +1,8 @@
 /**
  * One turn of a session: persist the user's message, replay the history, run the engine, and
- * commit, roll back or stop the turn in the store. The AgentLoop wraps this with locks, queues
- * and commands; direct callers (tests, scripts) can use it alone.
+ * commit, roll back or stop the turn in the store. The AgentLoop runs the same pieces
+ * (`runTurnEngine`, `saveTurnOutcome`) as separate timed stages; direct callers (tests,
+ * scripts) can use `runSessionTurn` alone.
  */
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { runAgent } from "../engine/loop/run-agent.js";
@@ -11,6 +12,8 @@ import type { Message } from "../core/messages.js";
 import { systemMessage, userMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
+import type { SessionStore } from "../session/types.js";
+import type { Tool } from "../tools/tool.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 
 export interface SessionTurnInput {
@@ -33,58 +36,109 @@ export interface SessionTurnResult extends RunResult {
 }
 
 /** Fraction of the window the replayed history may take, leaving room for the turn itself. */
-const HISTORY_SHARE = 0.6;
+export const HISTORY_SHARE = 0.6;
+
+/** Tokens the replayed history of a turn may take for this profile. */
+export function historyBudget(profile: Pick<AgentProfile, "contextWindow" | "maxTokens">): number {
+  return Math.max(1_000, Math.floor((profile.contextWindow - profile.maxTokens) * HISTORY_SHARE));
+}
+
+export interface TurnEngineInput {
+  turnId: string;
+  sessionKey: string;
+  profile: AgentProfile;
+  /** System prompt, history and this turn's user message. */
+  messages: Message[];
+  /** Replaces the profile's tools for this turn (the loop adds message/spawn). */
+  tools?: readonly Tool[];
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  drainInjections?: (limit: number) => Message[] | Promise<Message[]>;
+  hooks?: AgentHooks | readonly AgentHooks[];
+}
+
+export interface TurnEngineOutcome {
+  result: RunResult;
+  /** The last checkpoint saved (a stopped turn keeps the tool work it holds). */
+  lastCheckpoint?: Checkpoint;
+}
+
+/** Runs the engine for a begun turn, saving each checkpoint. Throws only for unexpected failures. */
+export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): Promise<TurnEngineOutcome> {
+  const store = runtime.store();
+  const { profile, sessionKey } = input;
+  const outcome: { lastCheckpoint?: Checkpoint } = {};
+  const stream = runAgent(
+    {
+      model: profile.model,
+      messages: input.messages,
+      tools: input.tools ?? profile.tools,
+      toolChoice: profile.toolChoice,
+      temperature: profile.temperature,
+      reasoningEffort: profile.reasoningEffort,
+      output: profile.output,
+      maxToolIterations: profile.maxToolIterations,
+      maxToolResultChars: profile.maxToolResultChars,
+      contextWindow: profile.contextWindow,
+      maxTokens: profile.maxTokens,
+      outputDir: runtime.sessionDir(sessionKey),
+      workspace: runtime.workspace,
+      sessionKey,
+      hooks: input.hooks,
+      drainInjections: input.drainInjections,
+      estimator: sharedTokenEstimator(profile.modelRef),
+      onCheckpoint: async (checkpoint) => {
+        outcome.lastCheckpoint = checkpoint;
+        await store.saveCheckpoint(input.turnId, checkpoint);
+      },
+      log: (level, msg, data) => runtime.logger[level](msg, data),
+    },
+    input.signal,
+  );
+  if (input.onEvent) stream.subscribe(input.onEvent);
+  const result = await stream.result();
+  return { result, ...(outcome.lastCheckpoint ? { lastCheckpoint: outcome.lastCheckpoint } : {}) };
+}
+
+/** Commits, rolls back or stops the turn according to how the run ended. */
+export async function saveTurnOutcome(store: SessionStore, turnId: string, outcome: TurnEngineOutcome): Promise<void> {
+  const { result } = outcome;
+  if (result.stopReason === "aborted") await store.stopTurn(turnId, outcome.lastCheckpoint);
+  else if (result.stopReason === "error") await store.failTurn(turnId, result.error);
+  else await store.completeTurn(turnId, result);
+}
+
+/** Closes a turn whose run threw: the thread must stay legal (user message kept, marker after it). */
+export async function closeThrownTurn(store: SessionStore, turnId: string, err: unknown, lastCheckpoint?: Checkpoint): Promise<void> {
+  if (isAbortError(err)) await store.stopTurn(turnId, lastCheckpoint);
+  else await store.failTurn(turnId, err);
+}
 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
   const user = userMessage(input.content);
   const turn = await store.beginTurn(sessionKey, user);
-  let lastCheckpoint: Checkpoint | undefined;
   try {
     const estimator = sharedTokenEstimator(profile.modelRef);
-    const budget = Math.max(1_000, Math.floor((profile.contextWindow - profile.maxTokens) * HISTORY_SHARE));
-    const history = await store.loadHistory(sessionKey, { tokenBudget: budget, estimate: (m) => estimator.message(m) });
+    const history = await store.loadHistory(sessionKey, { tokenBudget: historyBudget(profile), estimate: (m) => estimator.message(m) });
     const system = [profile.instructions, input.systemExtra].filter(Boolean).join("\n\n");
     const messages: Message[] = [systemMessage(system), ...history];
     if (!history.some((m) => m.id === user.id)) messages.push(user);
-    const stream = runAgent(
-      {
-        model: profile.model,
-        messages,
-        tools: profile.tools,
-        toolChoice: profile.toolChoice,
-        temperature: profile.temperature,
-        reasoningEffort: profile.reasoningEffort,
-        output: profile.output,
-        maxToolIterations: profile.maxToolIterations,
-        maxToolResultChars: profile.maxToolResultChars,
-        contextWindow: profile.contextWindow,
-        maxTokens: profile.maxTokens,
-        outputDir: runtime.sessionDir(sessionKey),
-        workspace: runtime.workspace,
-        sessionKey,
-        hooks: input.hooks,
-        drainInjections: input.drainInjections,
-        estimator,
-        onCheckpoint: async (checkpoint) => {
-          lastCheckpoint = checkpoint;
-          await store.saveCheckpoint(turn.turnId, checkpoint);
-        },
-        log: (level, msg, data) => runtime.logger[level](msg, data),
-      },
-      input.signal,
-    );
-    if (input.onEvent) stream.subscribe(input.onEvent);
-    const result = await stream.result();
-    if (result.stopReason === "aborted") await store.stopTurn(turn.turnId, lastCheckpoint);
-    else if (result.stopReason === "error") await store.failTurn(turn.turnId, result.error);
-    else await store.completeTurn(turn.turnId, result);
-    return { ...result, sessionKey, turnId: turn.turnId };
+    const outcome = await runTurnEngine(runtime, {
+      turnId: turn.turnId,
+      sessionKey,
+      profile,
+      messages,
+      signal: input.signal,
+      onEvent: input.onEvent,
+      drainInjections: input.drainInjections,
+      hooks: input.hooks,
+    });
+    await saveTurnOutcome(store, turn.turnId, outcome);
+    return { ...outcome.result, sessionKey, turnId: turn.turnId };
   } catch (err) {
-    // Whatever went wrong, the thread must stay legal: user message kept, error marker after it.
-    if (isAbortError(err)) await store.stopTurn(turn.turnId, lastCheckpoint);
-    else await store.failTurn(turn.turnId, err);
+    await closeThrownTurn(store, turn.turnId, err);
     runtime.logger.error("turn failed", { sessionKey, error: errorMessage(err) });
     throw err;
   }

@@ -1,10 +1,12 @@
 /** The built-in channel types the gateway can enable (`channels.<name>.type`, else the name). */
+import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
 import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
 import { parseEmailConfig } from "./email/config.js";
 import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
+import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
@@ -27,23 +29,29 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
   return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
 };
 
-export type MailTransportFactory = (config: EmailConfig, name: string) => MailTransport;
+/** What a mail transport may need beyond its config: where to keep state, how to log. */
+export interface MailTransportContext {
+  home: string;
+  logger: Logger;
+  now: () => number;
+}
 
-/** The IMAP/SMTP transport is not built yet: it needs packages this project does not have. */
-const missingMailTransport: MailTransportFactory = (_config, name) => {
-  throw new Error(`channels.${name}: the IMAP/SMTP transport needs the imapflow, nodemailer and mailparser packages, which are not installed`);
-};
+export type MailTransportFactory = (config: EmailConfig, name: string, context: MailTransportContext) => MailTransport;
+
+/** IMAP (imapflow) + SMTP (nodemailer); a config without hosts/credentials fails the start. */
+export const imapSmtpTransportFactory: MailTransportFactory = (config, name, context) =>
+  new ImapSmtpTransport({ config, name, home: context.home, logger: context.logger, now: context.now });
 
 /**
  * Email answers only listed addresses (compared case-insensitively). An empty list admits
  * nobody: a pairing code mailed to an unknown sender would be backscatter.
  */
-export function emailFactory(createTransport: MailTransportFactory = missingMailTransport): ChannelFactory {
+export function emailFactory(createTransport: MailTransportFactory = imapSmtpTransportFactory): ChannelFactory {
   return ({ name, raw, shared, deps }) => {
     const config = parseEmailConfig(raw, name);
     const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.trim().toLowerCase()));
     const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom }), logger: deps.logger });
-    return new EmailChannel({ ...deps, gate, name, config, transport: createTransport(config, name) });
+    return new EmailChannel({ ...deps, gate, name, config, transport: createTransport(config, name, { home: deps.home, logger: deps.logger, now: () => deps.clock.now() }) });
   };
 }
 

@@ -23,12 +23,15 @@ export type { DeliveryOutcome, DeliveryQueueOptions, ErrorClassifier, RetryDecis
 export { splitMessage, splitRendered } from "./delivery/split-message.js";
 export { StreamEditor } from "./delivery/stream-editor.js";
 export type { StreamEditorOptions, StreamSurface } from "./delivery/stream-editor.js";
-export { defaultChannelFactories, emailFactory, telegramFactory, websocketFactory } from "./factories.js";
+export { defaultChannelFactories, emailFactory, imapSmtpTransportFactory, telegramFactory, websocketFactory } from "./factories.js";
+export type { MailTransportContext } from "./factories.js";
 export type { MailTransportFactory } from "./factories.js";
 export { parseEmailConfig } from "./email/config.js";
 export type { EmailConfig } from "./email/config.js";
 export { EmailChannel, replySubject, stripQuotedReply } from "./email/email-channel.js";
 export type { EmailChannelOptions } from "./email/email-channel.js";
+export { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
+export type { ImapSmtpTransportOptions } from "./email/imap-smtp-transport.js";
 export { isRetryableMailError } from "./email/transport.js";
 export type { IncomingMail, MailAddress, MailTransport, OutgoingMail } from "./email/transport.js";
 export { registerPairingCommand } from "./pairing-cli.js";

@@ -94,6 +94,7 @@ export class EmailChannel implements Channel {
     for (const mail of mails) {
       await this.receive(mail);
       if (this.config.markSeen) await this.transport.markSeen(mail.uid);
+      await this.transport.markHandled?.(mail.uid);
     }
   }
 

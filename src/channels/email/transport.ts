@@ -45,6 +45,11 @@ export interface MailTransport {
   /** Unseen mails in the watched mailbox, oldest first. */
   fetchUnseen(signal?: AbortSignal): Promise<IncomingMail[]>;
   markSeen(uid: string): Promise<void>;
+  /**
+   * The channel is done with this mail (forwarded, dropped or ignored): it must never come back,
+   * even after a restart or with `markSeen` off. Called in UID order, after `markSeen`.
+   */
+  markHandled?(uid: string): Promise<void>;
   send(mail: OutgoingMail): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,15 +1,15 @@
 /**
- * `nanobot agent -m TEXT`: one turn in a session, the reply on stdout. Streams text as it
- * arrives on a terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed.
+ * `nanobot agent -m TEXT`: one turn in a session through the AgentLoop (so slash commands,
+ * workspace context and memory apply), the reply on stdout. Streams text as it arrives on a
+ * terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed.
  */
 import type { Command } from "commander";
 import { Runtime } from "../../agent/runtime.js";
 import { runInteractive } from "../interactive/index.js";
-import { runSessionTurn } from "../../agent/session-turn.js";
-import type { SessionTurnResult } from "../../agent/session-turn.js";
+import { AgentLoop } from "../../agent/agent-loop.js";
+import type { TurnReply } from "../../agent/turn-processor.js";
 import { createLogger } from "../../core/logger.js";
 import { logsDir } from "../../config/paths.js";
-import { errorMessage } from "../../core/errors.js";
 import type { AgentEvent } from "../../core/events.js";
 import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
 import type { CliContext } from "../context.js";
@@ -55,6 +55,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
         }
         return;
       }
+      const loop = new AgentLoop({ runtime });
       const abort = new AbortController();
       const onSigint = (): void => abort.abort();
       process.once("SIGINT", onSigint);
@@ -73,22 +74,20 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
             ctx.io.stderr.write(ctx.colors.err.dim(`· provider busy, retrying in ${Math.round(event.delayMs / 1000)}s (${event.error})\n`));
           }
         };
-        const result = await runSessionTurn(runtime, {
-          sessionKey: opts.session,
-          content: opts.message,
-          profile,
-          signal: abort.signal,
-          onEvent,
-        });
-        report(ctx, opts, result, streamed);
+        const reply = await loop.process(
+          { sessionKey: opts.session, content: opts.message, channel: "cli", ...(opts.agent ? { agent: opts.agent } : {}) },
+          { signal: abort.signal, onEvent },
+        );
+        report(ctx, opts, reply, streamed);
       } finally {
         process.off("SIGINT", onSigint);
+        await loop.stop();
         await runtime.close();
       }
     });
 }
 
-function report(ctx: CliContext, opts: AgentOptions, result: SessionTurnResult, streamed: boolean): void {
+function report(ctx: CliContext, opts: AgentOptions, result: TurnReply, streamed: boolean): void {
   if (opts.json) {
     const out: AgentJsonOutput = {
       content: result.content,
@@ -104,7 +103,7 @@ function report(ctx: CliContext, opts: AgentOptions, result: SessionTurnResult, 
     ctx.io.stdout.write(`${result.content}\n`);
   }
   if (result.stopReason === "error") {
-    ctx.io.stderr.write(`${ctx.colors.err.red("error:")} ${errorMessage(result.error).split("\n")[0]}\n`);
+    ctx.io.stderr.write(`${ctx.colors.err.red("error:")} ${(result.error ?? "the turn failed").split("\n")[0]}\n`);
     ctx.exitCode = 1;
   } else if (result.stopReason === "aborted") {
     ctx.io.stderr.write("stopped\n");

@@ -1,0 +1,412 @@
+/**
+ * The AgentLoop: the product layer's turn processor. It consumes the message bus and serves
+ * direct callers (`process`) through the same per-session lanes (one turn at a time per
+ * session) and a global concurrency gate. Chat messages that arrive while their session is
+ * busy are injected into the running turn at its next boundary; what is left runs as the
+ * next turn. `/stop`, `/status` and `/restart` bypass the lanes.
+ */
+import type { InboundMessage, MessageBus, OutboundMessage } from "../bus/types.js";
+import { AbortedError, errorMessage, isAbortError } from "../core/errors.js";
+import { newId } from "../core/ids.js";
+import { userMessage } from "../core/message-helpers.js";
+import type { Message } from "../core/messages.js";
+import type { CronService } from "../cron/cron-service.js";
+import type { DreamResult } from "../memory/dream.js";
+import { ensureWorkspace } from "../memory/workspace.js";
+import { sessionKeyFor } from "../session/keys.js";
+import { createBuiltinCommands } from "./commands/builtin.js";
+import type { CommandRegistry } from "./commands/registry.js";
+import { parseCommand } from "./commands/registry.js";
+import { ContextBuilder } from "./context-builder.js";
+import { nextGoalRound } from "./goals.js";
+import { compactIdleSessions } from "./idle-compaction.js";
+import { inboundContent } from "./inbound-content.js";
+import { LoopHost } from "./loop-host.js";
+import { OutboundRelay } from "./outbound-relay.js";
+import type { ReplyRoute } from "./outbound-relay.js";
+import type { Runtime } from "./runtime.js";
+import { Semaphore, maxConcurrentFromEnv } from "./semaphore.js";
+import { abortedReply, SessionLanes } from "./session-lanes.js";
+import type { Lane, WorkItem } from "./session-lanes.js";
+import { SubagentManager, subagentNotice } from "./subagents.js";
+import type { SubagentResult } from "./subagents.js";
+import { runTurnStages } from "./turn-runner.js";
+import { buildTurnTools } from "./turn-tools.js";
+import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
+
+export const DEFAULT_MAX_QUEUE = 20;
+/** How often idle sessions are looked for (background compaction). */
+const IDLE_CHECK_MS = 60_000;
+
+export interface AgentLoopOptions {
+  runtime: Runtime;
+  /** Needed for `start()` and for replies to bus messages; `process()` works without it. */
+  bus?: MessageBus;
+  /** Turns running at once across sessions (default `NANOBOT_MAX_CONCURRENT_REQUESTS`, else 3). */
+  maxConcurrent?: number;
+  /** Messages waiting per session before new ones are merged (20). */
+  maxQueuePerSession?: number;
+  /** Called after `/restart` answered; without it `/restart` says it is unavailable. */
+  onRestart?: () => void | Promise<void>;
+  /** Override the package's built-in skills folder (tests). */
+  builtinSkillsDir?: string;
+  /** Create missing workspace files from templates (default true). */
+  createWorkspace?: boolean;
+  now?: () => number;
+}
+
+/** A failure the loop could not hand to a caller, reported instead of being lost. */
+export interface AgentLoopError {
+  type: "consume_failed" | "inbound_failed" | "turn_failed" | "delivery_failed" | "compaction_failed";
+  error: unknown;
+  sessionKey?: string;
+  message?: InboundMessage | OutboundMessage;
+}
+
+export class AgentLoop implements TurnProcessor {
+  readonly runtime: Runtime;
+  readonly bus: MessageBus | undefined;
+  readonly commands: CommandRegistry;
+  readonly context: ContextBuilder;
+  readonly subagents: SubagentManager;
+  readonly startedAt: number;
+  private readonly lanes: SessionLanes;
+  private readonly gate: Semaphore;
+  private readonly host: LoopHost;
+  private readonly errorHandlers = new Set<(error: AgentLoopError) => void>();
+  private consumer: { abort: AbortController; done: Promise<void> } | undefined;
+  private cron: CronService | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: AgentLoopOptions) {
+    const { runtime } = options;
+    this.runtime = runtime;
+    this.bus = options.bus;
+    const defaults = runtime.config.agents.defaults;
+    const now = options.now ?? Date.now;
+    this.startedAt = now();
+    if (options.createWorkspace !== false) ensureWorkspace(runtime.workspace);
+    this.gate = new Semaphore(options.maxConcurrent ?? maxConcurrentFromEnv(runtime.env));
+    this.lanes = new SessionLanes(options.maxQueuePerSession ?? DEFAULT_MAX_QUEUE);
+    this.commands = createBuiltinCommands();
+    this.context = new ContextBuilder({
+      workspace: runtime.workspace,
+      env: runtime.env,
+      timezone: defaults.timezone,
+      disabledSkills: defaults.disabledSkills,
+      now,
+      ...(options.builtinSkillsDir ? { builtinSkillsDir: options.builtinSkillsDir } : {}),
+    });
+    this.subagents = new SubagentManager({
+      limit: defaults.maxConcurrentSubagents,
+      workspace: runtime.workspace,
+      logger: runtime.logger,
+      onResult: (result) => this.onSubagentResult(result),
+    });
+    this.host = new LoopHost({
+      runtime,
+      commands: this.commands,
+      context: this.context,
+      subagents: this.subagents,
+      lanes: this.lanes,
+      startedAt: this.startedAt,
+      now,
+      onRestart: options.onRestart,
+    });
+  }
+
+  // ── lifecycle ───────────────────────────────────────────────────────────────────────────
+
+  /** Starts consuming inbound bus messages. */
+  start(): void {
+    const bus = this.bus;
+    if (!bus) throw new Error("AgentLoop.start() needs a bus");
+    if (this.consumer) return;
+    const abort = new AbortController();
+    const done = (async () => {
+      while (!abort.signal.aborted) {
+        let message: InboundMessage;
+        try {
+          message = await bus.consumeInbound(abort.signal);
+        } catch (error) {
+          if (abort.signal.aborted) break;
+          this.report({ type: "consume_failed", error });
+          // A bus that keeps failing must not spin the CPU.
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          continue;
+        }
+        this.accept(message);
+      }
+    })();
+    this.consumer = { abort, done };
+    this.idleTimer = setInterval(() => {
+      this.compactIdleSessions().catch((error: unknown) => this.report({ type: "compaction_failed", error }));
+    }, IDLE_CHECK_MS);
+    this.idleTimer.unref();
+  }
+
+  /** Stops consuming, cancels running turns, sub-agents and queued work, and waits for the lanes. */
+  async stop(): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    consumer?.abort.abort();
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
+    await consumer?.done;
+    for (const lane of this.lanes.all()) this.host.stopSession(lane.key);
+    this.subagents.cancelAll();
+    await this.whenIdle();
+  }
+
+  /** Resolves once no session has work and no sub-agent runs (tests, graceful shutdown). */
+  async whenIdle(): Promise<void> {
+    while (this.lanes.size() > 0 || this.subagents.count() > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  /** Summarises idle sessions down to their last messages (runs every minute once started). */
+  compactIdleSessions(now = Date.now()): Promise<string[]> {
+    return compactIdleSessions({ runtime: this.runtime, log: this.context.history, now, isBusy: (key) => this.lanes.get(key) !== undefined });
+  }
+
+  /** Offers the `cron` tool bound to each turn's session (the service runs jobs through this loop). */
+  useCron(service: CronService): void {
+    this.cron = service;
+  }
+
+  /** Runs Dream now (the `/dream` command and the dream cron job). */
+  runDream(signal?: AbortSignal): Promise<DreamResult> {
+    return this.host.runDream(signal);
+  }
+
+  /** What a session has in flight: a running turn and how many messages wait behind it. */
+  sessionState(sessionKey: string): { running: boolean; queued: number } {
+    const lane = this.lanes.get(sessionKey);
+    return { running: lane?.active !== undefined, queued: lane?.queue.length ?? 0 };
+  }
+
+  /** Subscribes to failures the loop could not hand to a caller. */
+  onError(handler: (error: AgentLoopError) => void): () => void {
+    this.errorHandlers.add(handler);
+    return () => {
+      this.errorHandlers.delete(handler);
+    };
+  }
+
+  // ── entries ─────────────────────────────────────────────────────────────────────────────
+
+  /** One turn for a direct caller (CLI, HTTP API, MCP, cron), through the session's lane. */
+  process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
+    const text = contentText(request.content);
+    if (this.commands.isPriority(text)) return this.runPriority(request, text);
+    return new Promise<TurnReply>((resolve, reject) => {
+      const item: WorkItem = {
+        request,
+        sessionKey: request.sessionKey,
+        source: "direct",
+        injectable: false,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+        resolve,
+        reject,
+      };
+      this.submit(item);
+    });
+  }
+
+  /** Handles one inbound bus message (what `start()` does for each message it consumes). */
+  accept(message: InboundMessage): void {
+    let sessionKey: string;
+    try {
+      sessionKey =
+        message.sessionKey ??
+        sessionKeyFor({ channel: message.channel, chatId: message.chatId, unified: this.runtime.config.agents.defaults.unifiedSession });
+    } catch (error) {
+      this.report({ type: "inbound_failed", error, message });
+      return;
+    }
+    const route: ReplyRoute = {
+      channel: message.channel,
+      chatId: message.chatId,
+      stream: message.metadata?.stream === true,
+      inboundId: message.id,
+      ...(typeof message.metadata?.messageId === "string" ? { replyTo: message.metadata.messageId } : {}),
+    };
+    const agent = typeof message.metadata?.agent === "string" ? message.metadata.agent : undefined;
+    const request: TurnRequest = {
+      sessionKey,
+      content: inboundContent(message),
+      channel: message.channel,
+      senderId: message.senderId,
+      ...(agent ? { agent } : {}),
+      ...(message.metadata ? { metadata: message.metadata } : {}),
+    };
+    if (this.commands.isPriority(message.content)) {
+      this.runPriority(request, message.content).then(
+        (reply) => this.relayFor(route).send(`${message.id}:command`, reply.content),
+        (error: unknown) => this.report({ type: "inbound_failed", error, sessionKey, message }),
+      );
+      return;
+    }
+    this.submit({
+      request,
+      sessionKey,
+      source: "bus",
+      injectable: parseCommand(message.content) === undefined,
+      inbound: message,
+      route,
+      resolve: () => undefined,
+      reject: () => undefined,
+    });
+  }
+
+  // ── lanes ───────────────────────────────────────────────────────────────────────────────
+
+  private submit(item: WorkItem): void {
+    const lane = this.lanes.obtain(item.sessionKey);
+    const outcome = this.lanes.enqueue(lane, item);
+    if (outcome !== "queued") this.runtime.logger.warn("session queue full", { sessionKey: item.sessionKey, outcome });
+    if (item.signal) {
+      item.signal.addEventListener(
+        "abort",
+        () => {
+          const at = lane.queue.indexOf(item);
+          if (at >= 0) {
+            lane.queue.splice(at, 1);
+            item.resolve(abortedReply(item));
+          } else if (lane.active?.item === item) lane.active.abort.abort();
+        },
+        { once: true },
+      );
+    }
+    if (!lane.running) this.pump(lane);
+  }
+
+  private pump(lane: Lane): void {
+    lane.running = true;
+    const drain = async (): Promise<void> => {
+      for (let item = lane.queue.shift(); item; item = lane.queue.shift()) await this.runItem(lane, item);
+    };
+    drain()
+      .catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: lane.key }))
+      .finally(() => {
+        lane.running = false;
+        if (lane.queue.length > 0) this.pump(lane);
+        else this.lanes.release(lane);
+      });
+  }
+
+  private async runItem(lane: Lane, item: WorkItem): Promise<void> {
+    const abort = new AbortController();
+    lane.active = { item, abort };
+    if (item.signal?.aborted) abort.abort();
+    const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
+    let release: (() => void) | undefined;
+    try {
+      release = await this.gate.acquire(abort.signal);
+      const { reply } = await runTurnStages(
+        { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
+        {
+          request: item.request,
+          sessionKey: item.sessionKey,
+          signal: abort.signal,
+          onEvent: (event) => {
+            relay?.onEvent(event);
+            item.onEvent?.(event);
+          },
+          drainInjections: (limit) => this.drainInjections(lane, limit),
+          onTurnBegun: (turnId) => relay?.begin(turnId),
+          extraTools: (profile) =>
+            buildTurnTools({ profile, item, relay, bus: this.bus, subagents: this.subagents, cron: this.cron, store: this.runtime.store() }),
+          ...(relay ? { withoutTools: ["message"] } : {}),
+        },
+      );
+      if (relay) {
+        const started = performance.now();
+        await relay.finish(reply);
+        this.runtime.logger.debug("turn stage", { sessionKey: item.sessionKey, stage: "respond", ms: Math.round(performance.now() - started) });
+      }
+      // The turn is over: a /stop from now on has nothing running here to count.
+      lane.active = undefined;
+      release();
+      await this.continueGoal(item, reply);
+      item.resolve(reply);
+    } catch (error) {
+      if (isAbortError(error) || abort.signal.aborted) {
+        item.resolve(abortedReply(item));
+        return;
+      }
+      this.report({ type: "turn_failed", error, sessionKey: item.sessionKey, ...(item.inbound ? { message: item.inbound } : {}) });
+      if (relay) await relay.send(`${item.inbound?.id ?? newId("msg")}:error`, `Sorry, I could not answer: ${errorMessage(error).split("\n")[0]}`);
+      item.reject(error);
+    } finally {
+      release?.();
+      lane.active = undefined;
+    }
+  }
+
+  /** Queued chat messages and sub-agent results become user messages of the running turn. */
+  private drainInjections(lane: Lane, limit: number): Message[] {
+    const taken = this.lanes.takeInjectable(lane, limit);
+    for (const item of taken) item.resolve({ content: "", sessionKey: item.sessionKey, stopReason: "completed", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 } });
+    if (taken.length > 0) this.runtime.logger.debug("injected queued messages", { sessionKey: lane.key, count: taken.length });
+    return taken.map((item) => userMessage(item.request.content));
+  }
+
+  /** After a completed turn with an active goal, the next goal round queues as its own turn. */
+  private async continueGoal(item: WorkItem, reply: TurnReply): Promise<void> {
+    const request = await nextGoalRound(this.runtime.store(), item.sessionKey, item.request, reply);
+    if (!request) return;
+    this.submit({
+      request,
+      sessionKey: item.sessionKey,
+      source: "system",
+      injectable: false,
+      ...(item.route ? { route: item.route } : {}),
+      resolve: () => undefined,
+      reject: (error) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }),
+    });
+  }
+
+  /** A finished background sub-agent reports into its origin session. */
+  private onSubagentResult(result: SubagentResult): void {
+    const { origin } = result;
+    if (result.status === "stopped") return;
+    const route: ReplyRoute | undefined = origin.channel && origin.chatId && this.bus ? { channel: origin.channel, chatId: origin.chatId, stream: false } : undefined;
+    this.submit({
+      request: { sessionKey: origin.sessionKey, content: subagentNotice(result), channel: "system", ...(origin.agent ? { agent: origin.agent } : {}) },
+      sessionKey: origin.sessionKey,
+      source: "system",
+      injectable: true,
+      ...(route ? { route } : {}),
+      resolve: () => undefined,
+      reject: (error) => this.report({ type: "turn_failed", error, sessionKey: origin.sessionKey }),
+    });
+  }
+
+  private async runPriority(request: TurnRequest, text: string): Promise<TurnReply> {
+    const parsed = parseCommand(text);
+    if (!parsed) throw new AbortedError("not a command");
+    const content = await this.commands.run(parsed, { sessionKey: request.sessionKey, request, host: this.host });
+    return { content, sessionKey: request.sessionKey, stopReason: "completed", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, command: parsed.name };
+  }
+
+  private relayFor(route: ReplyRoute): OutboundRelay {
+    if (!this.bus) throw new Error("no bus to reply on");
+    return new OutboundRelay(this.bus, route, (error, message) => this.report({ type: "delivery_failed", error, message }));
+  }
+
+  private report(error: AgentLoopError): void {
+    this.runtime.logger.error(`agent loop: ${error.type}`, { sessionKey: error.sessionKey, error: errorMessage(error.error) });
+    for (const handler of this.errorHandlers) {
+      try {
+        handler(error);
+      } catch {
+        // A failing error handler has nowhere left to report to.
+      }
+    }
+  }
+}
+
+function contentText(content: TurnRequest["content"]): string {
+  return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}

@@ -1,0 +1,118 @@
+/**
+ * Cron jobs as AgentLoop turns. A job's turn goes through its session's lane (so it waits
+ * while that session is busy) and its reply is delivered to the chat that created it. The
+ * system jobs — heartbeat (every 30 min) and Dream (every 2 h) — are installed here.
+ */
+import type { MessageBus } from "../bus/types.js";
+import type { NanobotConfig } from "../config/index.js";
+import { errorMessage } from "../core/errors.js";
+import { systemMessage, textOf, userMessage } from "../core/message-helpers.js";
+import type { CronRunOutcome, CronService } from "../cron/cron-service.js";
+import {
+  DEFAULT_HEARTBEAT_INTERVAL_S,
+  evaluatorSaysNotify,
+  HEARTBEAT_EVALUATOR_PROMPT,
+  HEARTBEAT_JOB_ID,
+  HEARTBEAT_SESSION_KEY,
+  runHeartbeat,
+} from "../cron/heartbeat.js";
+import type { CronJob } from "../cron/types.js";
+import { parseSessionKey } from "../session/keys.js";
+import type { AgentLoop } from "./agent-loop.js";
+
+export const DREAM_JOB_ID = "dream";
+export const DREAM_INTERVAL_MS = 2 * 60 * 60 * 1000;
+/** Sessions that are not a chat with the user (heartbeat reports never go there). */
+const NON_CHAT_CHANNELS = new Set(["cli", "api", "cron", "heartbeat", "system", "mcp", "unified"]);
+const DETAIL_CHARS = 200;
+
+export interface CronBridgeOptions {
+  loop: AgentLoop;
+  bus?: MessageBus;
+}
+
+/** The `run` seam of a CronService driving this loop. */
+export function createCronRunner(options: CronBridgeOptions): (job: CronJob) => Promise<CronRunOutcome> {
+  const { loop, bus } = options;
+  return async (job) => {
+    if (job.id === HEARTBEAT_JOB_ID) return heartbeat(options);
+    if (job.id === DREAM_JOB_ID) {
+      const result = await loop.runDream();
+      if (result.error) return { status: "error", detail: result.error };
+      return result.ran ? { status: "ok", detail: `processed ${result.processed}, edited ${result.edited.join(", ") || "nothing"}` } : { status: "skipped", detail: "no new history" };
+    }
+    const reply = await loop.process({
+      sessionKey: job.sessionKey,
+      content: `[Scheduled task "${job.name}"]\n${job.message}`,
+      channel: "cron",
+      ...(job.agent ? { agent: job.agent } : {}),
+    });
+    if (reply.stopReason === "aborted") return { status: "skipped", detail: "stopped" };
+    if (reply.stopReason === "error") return { status: "error", detail: reply.error ?? "turn failed" };
+    if (bus && job.channel && job.chatId && reply.content) {
+      await bus.publishOutbound({ kind: "message", id: reply.turnId ?? `${job.id}:${Date.now()}`, channel: job.channel, chatId: job.chatId, content: reply.content });
+    }
+    return { status: "ok", detail: reply.content.slice(0, DETAIL_CHARS) };
+  };
+}
+
+async function heartbeat({ loop, bus }: CronBridgeOptions): Promise<CronRunOutcome> {
+  const runtime = loop.runtime;
+  return runHeartbeat({
+    workspace: runtime.workspace,
+    runTurn: async (prompt) => (await loop.process({ sessionKey: HEARTBEAT_SESSION_KEY, content: prompt, channel: "cron" })).content,
+    evaluate: async (tasks, answer) => {
+      const profile = await runtime.resolveAgent();
+      try {
+        const response = await profile.model
+          .stream({ messages: [systemMessage(HEARTBEAT_EVALUATOR_PROMPT), userMessage(`Tasks:\n${tasks.map((t) => `- ${t}`).join("\n")}\n\nResult:\n${answer}`)], maxTokens: 16, temperature: 0 })
+          .result();
+        return evaluatorSaysNotify(textOf(response.message));
+      } catch (err) {
+        runtime.logger.warn("heartbeat evaluator failed; staying silent", { error: errorMessage(err) });
+        return false;
+      }
+    },
+    deliver: async (answer) => {
+      const target = await latestChat(loop);
+      if (!bus || !target) {
+        runtime.logger.info("heartbeat result not delivered: no chat to deliver to");
+        return;
+      }
+      await bus.publishOutbound({ kind: "message", id: `heartbeat:${Date.now()}`, channel: target.channel, chatId: target.chatId, content: answer });
+    },
+  });
+}
+
+/** The chat the user used most recently (heartbeat reports go there). */
+async function latestChat(loop: AgentLoop): Promise<{ channel: string; chatId: string } | undefined> {
+  const sessions = await loop.runtime.store().listSessions();
+  const sorted = [...sessions].sort((a, b) => b.updatedAt - a.updatedAt);
+  for (const s of sorted) {
+    try {
+      const key = parseSessionKey(s.key);
+      if (!NON_CHAT_CHANNELS.has(key.channel)) return key;
+    } catch {
+      // Keys that are not channel:chatId are not chats.
+    }
+  }
+  return undefined;
+}
+
+/** Installs the protected heartbeat and Dream jobs (unless disabled in config). */
+export function installSystemJobs(service: CronService, config: NanobotConfig): void {
+  const hb = config.gateway.heartbeat;
+  if (hb?.enabled !== false) {
+    service.ensure({
+      id: HEARTBEAT_JOB_ID,
+      name: "heartbeat",
+      message: "Check HEARTBEAT.md",
+      schedule: { kind: "every", everyMs: (hb?.intervalS ?? DEFAULT_HEARTBEAT_INTERVAL_S) * 1000 },
+      sessionKey: HEARTBEAT_SESSION_KEY,
+    });
+  }
+  const dream = config.agents.defaults.dream as { enabled?: unknown } | undefined;
+  if (dream?.enabled !== false) {
+    service.ensure({ id: DREAM_JOB_ID, name: "dream", message: "Update long-term memory", schedule: { kind: "every", everyMs: DREAM_INTERVAL_MS }, sessionKey: "system:dream" });
+  }
+}

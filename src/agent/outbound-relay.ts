@@ -1,0 +1,90 @@
+/**
+ * Delivery of one bus turn: engine events become outbound messages (`progress` for tool calls,
+ * `delta`s when the channel asked for streaming), and the reply becomes the final `message`
+ * (or `stream_end`) whose id is the turn id, so a retried delivery is recognisably the same.
+ * Publishes are chained so a channel sees them in order.
+ */
+import type { MessageBus, OutboundMessage } from "../bus/types.js";
+import type { AgentEvent } from "../core/events.js";
+import type { TurnReply } from "./turn-processor.js";
+
+export interface ReplyRoute {
+  channel: string;
+  chatId: string;
+  /** The inbound message asked for streamed deltas (`metadata.stream === true`). */
+  stream: boolean;
+  /** Platform message id to reply to, when the channel gave one. */
+  replyTo?: string;
+  /** The inbound message id (commands use it as their delivery id). */
+  inboundId?: string;
+}
+
+/** Arguments of a tool call shown in a progress line are cut to this length. */
+const PROGRESS_ARG_CHARS = 80;
+
+export class OutboundRelay {
+  private chain: Promise<void> = Promise.resolve();
+  private streamId: string | undefined;
+  private streamed = false;
+  /** Set by the turn's `message` tool when it already answered in this conversation. */
+  suppressed = false;
+
+  constructor(
+    private readonly bus: MessageBus,
+    readonly route: ReplyRoute,
+    private readonly onFailure: (error: unknown, message: OutboundMessage) => void,
+  ) {}
+
+  begin(turnId: string): void {
+    this.streamId = turnId;
+  }
+
+  /** The engine-event subscriber for this turn. */
+  readonly onEvent = (event: AgentEvent): void => {
+    const base = { channel: this.route.channel, chatId: this.route.chatId };
+    if (event.type === "text_delta" && this.route.stream && this.streamId) {
+      this.streamed = true;
+      this.publish({ ...base, kind: "delta", streamId: this.streamId, delta: event.delta });
+    } else if (event.type === "tool_call") {
+      const args = JSON.stringify(event.toolCall.arguments);
+      const brief = args.length > PROGRESS_ARG_CHARS ? `${args.slice(0, PROGRESS_ARG_CHARS)}…` : args;
+      this.publish({ ...base, kind: "progress", text: `${event.toolCall.name}(${brief})`, toolName: event.toolCall.name });
+    }
+  };
+
+  /** Sends the final reply (nothing for a stopped turn or one the `message` tool answered). */
+  async finish(reply: TurnReply): Promise<void> {
+    const base = { channel: this.route.channel, chatId: this.route.chatId, ...(this.route.replyTo ? { replyTo: this.route.replyTo } : {}) };
+    const id = reply.turnId ?? `${this.route.inboundId ?? "reply"}:command`;
+    let content = reply.content;
+    if (reply.stopReason === "error") content = content || `Sorry, I could not answer: ${reply.error ?? "the model failed"}`;
+    if (reply.stopReason === "aborted") content = "";
+    if (this.streamed && this.streamId) {
+      // A started stream is always closed, even when the reply itself is suppressed.
+      this.publish({ channel: base.channel, chatId: base.chatId, kind: "stream_end", streamId: this.streamId, id, content: this.suppressed ? "" : content });
+    } else if (content && !this.suppressed) {
+      this.publish({ ...base, kind: "message", id, content });
+    }
+    await this.flush();
+  }
+
+  /** Sends a standalone message (command answers, error notices). */
+  async send(id: string, content: string): Promise<void> {
+    this.publish({ kind: "message", id, content, channel: this.route.channel, chatId: this.route.chatId });
+    await this.flush();
+  }
+
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  private publish(message: OutboundMessage): void {
+    this.chain = this.chain.then(async () => {
+      try {
+        await this.bus.publishOutbound(message);
+      } catch (error) {
+        this.onFailure(error, message);
+      }
+    });
+  }
+}

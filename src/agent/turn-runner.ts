@@ -1,0 +1,195 @@
+/**
+ * One turn through the product stages: restore (profile, dangling turns, history) → compact
+ * (memory consolidation) → command (slash commands short-circuit here) → build (system prompt)
+ * → run (persist the user message, run the engine) → save → respond. The AgentLoop owns
+ * locking and delivery; this owns what happens inside the lock.
+ */
+import type { AgentEvent } from "../core/events.js";
+import { errorMessage } from "../core/errors.js";
+import { systemMessage, userMessage } from "../core/message-helpers.js";
+import type { Message, Usage } from "../core/messages.js";
+import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
+import { consolidateIfNeeded } from "../memory/consolidate.js";
+import { trimToBudget } from "../session/history.js";
+import type { Tool } from "../tools/tool.js";
+import { parseCommand } from "./commands/registry.js";
+import type { CommandHost } from "./commands/registry.js";
+import type { ContextBuilder } from "./context-builder.js";
+import { goalPrompt, readGoal } from "./goals.js";
+import type { AgentProfile, Runtime } from "./runtime.js";
+import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "./session-turn.js";
+import type { TurnEngineOutcome } from "./session-turn.js";
+import { StageTimer } from "./stage-timer.js";
+import type { StageTiming } from "./stage-timer.js";
+import type { TurnReply, TurnRequest } from "./turn-processor.js";
+
+/** History is read up to this multiple of its budgets, so consolidation can see that it is full. */
+const RESTORE_HEADROOM = 1.5;
+/** Messages replayed per turn when `agents.defaults.maxMessages` is unset (the Python nanobot's default). */
+export const DEFAULT_MAX_MESSAGES = 120;
+
+export interface TurnJob {
+  request: TurnRequest;
+  sessionKey: string;
+  signal: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  drainInjections?: (limit: number) => Message[] | Promise<Message[]>;
+  /** Turn-bound tools (the bus `message` tool, `spawn`); they replace profile tools of the same name. */
+  extraTools?: (profile: AgentProfile) => Tool[];
+  /** Called once the turn is persisted, before the engine starts (delivery ids, stream ids). */
+  onTurnBegun?: (turnId: string) => void;
+  /** Profile tools to leave out for this turn. */
+  withoutTools?: readonly string[];
+}
+
+export interface TurnOutcome {
+  reply: TurnReply;
+  timings: StageTiming[];
+}
+
+export interface TurnRunnerDeps {
+  runtime: Runtime;
+  context: ContextBuilder;
+  host: CommandHost;
+  consolidationRatio: number;
+  /** Memory consolidation in the compact stage (default true; benchmarks turn it off). */
+  consolidate?: boolean;
+}
+
+export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise<TurnOutcome> {
+  const { runtime, context } = deps;
+  const { request, sessionKey } = job;
+  const store = runtime.store();
+  const timer = new StageTimer(runtime.logger, sessionKey);
+  const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  const command = parseCommand(text);
+  const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
+
+  const restored = await timer.stage("restore", async () => {
+    const session = await store.getSession(sessionKey);
+    const preset = typeof session?.metadata.modelPreset === "string" ? session.metadata.modelPreset : undefined;
+    const profile = await runtime.resolveAgent(request.agent, preset ? { modelRef: preset } : {});
+    if (command) return { profile, history: [] as Message[], session };
+    if (session) await store.recoverDanglingTurns(sessionKey);
+    const estimator = sharedTokenEstimator(profile.modelRef);
+    const budget = historyBudget(profile);
+    const tokenBudget = Math.ceil(budget * RESTORE_HEADROOM);
+    const messageCap = Math.ceil(maxMessages * RESTORE_HEADROOM);
+    let read = 0;
+    // Past the message cap every message "costs" the whole budget, so the read stops at the next user message.
+    const estimate = (m: Message): number => (++read > messageCap ? tokenBudget + 1 : estimator.message(m));
+    const history = session ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
+    return { profile, history, session };
+  });
+  const { profile } = restored;
+
+  let history = restored.history;
+  if (!command && deps.consolidate !== false) {
+    history = await timer.stage("compact", async () => {
+      const estimator = sharedTokenEstimator(profile.modelRef);
+      const outcome = await consolidateIfNeeded({
+        store,
+        sessionKey,
+        history,
+        model: profile.model,
+        estimate: (m) => estimator.message(m),
+        budget: historyBudget(profile),
+        maxMessages,
+        ratio: deps.consolidationRatio,
+        log: context.history,
+        signal: job.signal,
+        logger: runtime.logger,
+      });
+      return outcome.history;
+    });
+  }
+
+  if (command) {
+    const answer = await timer.stage("command", () =>
+      deps.host.commands.run(command, { sessionKey, request, host: deps.host, signal: job.signal }),
+    );
+    const reply: TurnReply = { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), command: command.name };
+    return { reply, timings: timer.timings };
+  }
+
+  const messages = await timer.stage("build", async () => {
+    const { channel, chatId } = splitKey(sessionKey, request.channel);
+    const goal = goalPrompt(readGoal(restored.session?.metadata));
+    const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
+    // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
+    const replay = history.length > maxMessages ? trimToBudget(history, maxMessages, () => 1) : history;
+    return [systemMessage(built.system), ...replay];
+  });
+
+  const user = userMessage(request.content);
+  let turnId = "";
+  let contextTokens = 0;
+  const onEvent = (event: AgentEvent): void => {
+    if (event.type === "llm_request") contextTokens = event.estimatedTokens;
+    job.onEvent?.(event);
+  };
+  const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
+    const turn = await store.beginTurn(sessionKey, user);
+    turnId = turn.turnId;
+    job.onTurnBegun?.(turnId);
+    const extra = job.extraTools?.(profile) ?? [];
+    const replaced = new Set([...extra.map((t) => t.name), ...(job.withoutTools ?? [])]);
+    const tools = [...profile.tools.filter((t) => !replaced.has(t.name)), ...extra];
+    try {
+      return await runTurnEngine(runtime, {
+        turnId,
+        sessionKey,
+        profile,
+        messages: [...messages, user],
+        tools,
+        signal: job.signal,
+        onEvent,
+        drainInjections: job.drainInjections,
+      });
+    } catch (err) {
+      await closeThrownTurn(store, turnId, err);
+      runtime.logger.error("turn failed", { sessionKey, error: errorMessage(err) });
+      throw err;
+    }
+  });
+
+  await timer.stage("save", async () => {
+    await saveTurnOutcome(store, turnId, outcome);
+    const prev = (restored.session?.metadata.usage ?? {}) as Partial<Usage>;
+    await store.updateMetadata(sessionKey, {
+      usage: {
+        promptTokens: (prev.promptTokens ?? 0) + outcome.result.usage.promptTokens,
+        completionTokens: (prev.completionTokens ?? 0) + outcome.result.usage.completionTokens,
+      },
+      lastContextTokens: contextTokens,
+      lastModel: profile.modelRef,
+    });
+  });
+
+  const { result } = outcome;
+  const reply: TurnReply = {
+    content: result.content,
+    sessionKey,
+    stopReason: result.stopReason,
+    toolsUsed: result.toolsUsed,
+    usage: result.usage,
+    turnId,
+    ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)) } : {}),
+  };
+  return { reply, timings: timer.timings };
+}
+
+function zeroUsage(): Usage {
+  return { promptTokens: 0, completionTokens: 0 };
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0] ?? text;
+}
+
+/** Channel and chat of a `channel:chatId` key (the request's channel wins). */
+export function splitKey(sessionKey: string, channel?: string): { channel?: string; chatId?: string } {
+  const at = sessionKey.indexOf(":");
+  if (at <= 0) return channel ? { channel } : {};
+  return { channel: channel ?? sessionKey.slice(0, at), chatId: sessionKey.slice(at + 1) };
+}

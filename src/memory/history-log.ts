@@ -1,0 +1,92 @@
+/**
+ * `memory/history.jsonl`: what consolidation summarised, one JSON object per line
+ * (`{cursor, timestamp, content, sessionKey}`). Cursors increase by one per entry so Dream can
+ * remember how far it has read. Appends are serialised per file inside this process.
+ */
+import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { join } from "node:path";
+import { HISTORY_FILE } from "./workspace.js";
+
+export interface HistoryEntry {
+  cursor: number;
+  /** ISO 8601. */
+  timestamp: string;
+  content: string;
+  sessionKey: string;
+}
+
+/** How much of the file's end the tail readers look at (recent entries, last cursor). */
+const TAIL_BYTES = 64 * 1024;
+
+export class HistoryLog {
+  readonly path: string;
+  private lastCursor: number | undefined;
+
+  constructor(workspace: string, private readonly now: () => number = Date.now) {
+    this.path = join(workspace, HISTORY_FILE);
+  }
+
+  /** Appends one entry and returns it. Synchronous so two appends never interleave. */
+  append(sessionKey: string, content: string): HistoryEntry {
+    this.lastCursor ??= this.readTail().at(-1)?.cursor ?? 0;
+    const entry: HistoryEntry = { cursor: this.lastCursor + 1, timestamp: new Date(this.now()).toISOString(), content, sessionKey };
+    appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+    this.lastCursor = entry.cursor;
+    return entry;
+  }
+
+  /** Every entry with `cursor > after` (Dream's unprocessed history). */
+  entriesAfter(after: number): HistoryEntry[] {
+    let text: string;
+    try {
+      text = readFileSync(this.path, "utf8");
+    } catch {
+      return [];
+    }
+    return parseLines(text).filter((e) => e.cursor > after);
+  }
+
+  /** The newest `limit` entries of one session, oldest first (for the system prompt). */
+  recent(sessionKey: string, limit: number): HistoryEntry[] {
+    return this.readTail()
+      .filter((e) => e.sessionKey === sessionKey)
+      .slice(-limit);
+  }
+
+  private readTail(): HistoryEntry[] {
+    let fd: number;
+    try {
+      fd = openSync(this.path, "r");
+    } catch {
+      return [];
+    }
+    try {
+      const size = fstatSync(fd).size;
+      const start = Math.max(0, size - TAIL_BYTES);
+      const buffer = Buffer.alloc(size - start);
+      readSync(fd, buffer, 0, buffer.length, start);
+      let text = buffer.toString("utf8");
+      // A tail that starts mid-line drops its first, partial line.
+      if (start > 0) text = text.slice(text.indexOf("\n") + 1);
+      return parseLines(text);
+    } finally {
+      closeSync(fd);
+    }
+  }
+}
+
+function parseLines(text: string): HistoryEntry[] {
+  const out: HistoryEntry[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    try {
+      const value = JSON.parse(line) as Partial<HistoryEntry>;
+      if (typeof value.cursor === "number" && typeof value.content === "string") {
+        out.push({ cursor: value.cursor, timestamp: String(value.timestamp ?? ""), content: value.content, sessionKey: String(value.sessionKey ?? "") });
+      }
+    } catch {
+      // A damaged line (partial write) is skipped; the rest of the log stays usable.
+    }
+  }
+  return out;
+}

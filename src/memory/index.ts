@@ -1,0 +1,12 @@
+export { consolidateIfNeeded, MAX_CONSOLIDATION_ROUNDS, summariseChunk, toTranscript } from "./consolidate.js";
+export type { ConsolidateInput, ConsolidateOutcome, SummariseInput } from "./consolidate.js";
+export { readDreamCursor, runDream } from "./dream.js";
+export type { DreamOptions, DreamResult } from "./dream.js";
+export { createDreamTools, dreamFilePath } from "./dream-tools.js";
+export { HistoryLog } from "./history-log.js";
+export type { HistoryEntry } from "./history-log.js";
+export { BUILTIN_SKILLS_DIR, loadSkills, mentionedSkills, parseSkill, skillsPrompt } from "./skills.js";
+export type { LoadSkillsOptions, Skill } from "./skills.js";
+export { BOOTSTRAP_FILES, DREAM_WRITABLE_FILES, WORKSPACE_TEMPLATES, isTemplate } from "./templates.js";
+export { ensureWorkspace, HEARTBEAT_FILE, HISTORY_FILE, MEMORY_FILE, readBootstrapFiles, readMemory, readWorkspaceFile } from "./workspace.js";
+export type { BootstrapSection } from "./workspace.js";

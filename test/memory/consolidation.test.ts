@@ -1,0 +1,113 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
+import type { Message } from "../../src/core/messages.js";
+import type { HistoryEntry } from "../../src/memory/history-log.js";
+import { createHarness, roles } from "../agent/helpers.js";
+import type { LoopHarness } from "../agent/helpers.js";
+
+let h: LoopHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** 20 messages of ~600 tokens each: over the 11,400-token replay budget of a 20k window. */
+function longConversation(): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; i < 10; i++) {
+    out.push(userMessage(`q${i} ${"apple ".repeat(600)}`));
+    out.push(assistantMessage(`a${i} ${"pear ".repeat(600)}`));
+  }
+  return out;
+}
+
+async function historyEntries(workspace: string): Promise<HistoryEntry[]> {
+  const text = await readFile(join(workspace, "memory", "history.jsonl"), "utf8");
+  return text.trim().split("\n").map((line) => JSON.parse(line) as HistoryEntry);
+}
+
+const defaults = { contextWindowTokens: 20_000, maxTokens: 1_000 };
+
+describe("memory consolidation", () => {
+  it("summarises the oldest turns into history.jsonl and moves the replay point past them", async () => {
+    h = await createHarness({ start: false, defaults });
+    await h.runtime.store().appendMessages("cli:long", longConversation());
+    h.fake.enqueue({ text: "Summary one: the user listed apples." }, { text: "Summary two: more apples." }, { text: "Fresh answer." });
+    const reply = await h.loop.process({ sessionKey: "cli:long", content: "what now?" });
+    expect(reply.content).toBe("Fresh answer.");
+    h.fake.assertDone();
+
+    // The summariser saw the oldest turns.
+    expect(roles(h.fake.requests[0]).at(-1)?.[1]).toMatch(/^\[user\] q0 apple/);
+    const entries = await historyEntries(h.workspace);
+    expect(entries.map((e) => [e.cursor, e.sessionKey, e.content])).toEqual([
+      [1, "cli:long", "Summary one: the user listed apples."],
+      [2, "cli:long", "Summary two: more apples."],
+    ]);
+    expect(entries[0]?.timestamp).toMatch(/^\d{4}-\d\d-\d\dT/);
+
+    // The turn replays only the newer messages, with the summaries in the system prompt.
+    const turn = roles(h.fake.requests[2]);
+    const replayed = turn.filter(([role]) => role === "user").map(([, text]) => text.split(" ")[0]);
+    expect(replayed).toEqual(["q7", "q8", "q9", "what"]);
+    expect(turn[0]?.[1]).toContain("Summary one: the user listed apples.");
+    const history = await h.runtime.store().loadHistory("cli:long");
+    expect(textOf(history[0]!).split(" ")[0]).toBe("q7");
+    // Nothing is deleted: the full thread is still readable.
+    expect(await h.runtime.store().loadMessages("cli:long")).toHaveLength(22);
+  });
+
+  it("keeps the raw transcript when the summary request fails", async () => {
+    h = await createHarness({ start: false, defaults });
+    await h.runtime.store().appendMessages("cli:long", longConversation());
+    const bad = { kind: "error" as const, status: 400, body: { error: { message: "bad request", type: "invalid_request_error" } } };
+    h.fake.enqueue(bad, bad, { text: "Still answering." });
+    const reply = await h.loop.process({ sessionKey: "cli:long", content: "go on" });
+    expect(reply.content).toBe("Still answering.");
+    const entries = await historyEntries(h.workspace);
+    expect(entries).toHaveLength(2);
+    expect(entries[0]?.content).toMatch(/^\[raw\] \[user\] q0 apple/);
+  });
+
+  it("does nothing below the budget", async () => {
+    h = await createHarness({ start: false, defaults });
+    await h.runtime.store().appendMessages("cli:short", longConversation().slice(0, 4));
+    h.fake.enqueue({ text: "ok" });
+    await h.loop.process({ sessionKey: "cli:short", content: "hi" });
+    expect(h.fake.requests).toHaveLength(1);
+    expect(await readFile(join(h.workspace, "memory", "history.jsonl"), "utf8")).toBe("");
+  });
+});
+
+describe("message cap and idle compaction", () => {
+  it("consolidates when the replayed history passes maxMessages", async () => {
+    h = await createHarness({ start: false, defaults: { maxMessages: 10 } });
+    const short: Message[] = [];
+    for (let i = 0; i < 6; i++) short.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
+    await h.runtime.store().appendMessages("cli:many", short);
+    h.fake.enqueue({ text: "Summary of q0-q3." }, { text: "ok" });
+    await h.loop.process({ sessionKey: "cli:many", content: "next" });
+    // 12 replayed messages ≥ 10: cut to at most 5 at a user boundary (q4 onwards stays).
+    const turn = roles(h.fake.requests[1]).filter(([role]) => role === "user").map(([, text]) => text);
+    expect(turn).toEqual(["q4", "q5", "next"]);
+    expect((await historyEntries(h.workspace)).map((e) => e.content)).toEqual(["Summary of q0-q3."]);
+  });
+
+  it("compacts an idle session down to its last 8 messages, once", async () => {
+    h = await createHarness({ start: false });
+    const msgs: Message[] = [];
+    for (let i = 0; i < 10; i++) msgs.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
+    await h.runtime.store().appendMessages("telegram:idle", msgs);
+    expect(await h.loop.compactIdleSessions(Date.now())).toEqual([]);
+    h.fake.enqueue({ text: "Idle summary." });
+    const later = Date.now() + 16 * 60_000;
+    expect(await h.loop.compactIdleSessions(later)).toEqual(["telegram:idle"]);
+    const history = await h.runtime.store().loadHistory("telegram:idle");
+    expect(history.map((m) => textOf(m))).toEqual(["q6", "a6", "q7", "a7", "q8", "a8", "q9", "a9"]);
+    expect((await historyEntries(h.workspace)).map((e) => [e.sessionKey, e.content])).toEqual([["telegram:idle", "Idle summary."]]);
+    expect(await h.loop.compactIdleSessions(later + 60_000)).toEqual([]);
+    h.fake.assertDone();
+  });
+});
