@@ -22,6 +22,7 @@ import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
+import { createSubagentTools } from "./subagent-tools.js";
 
 /** Models used when a provider is configured but no model is named anywhere. */
 export const FALLBACK_MODELS: Readonly<Record<string, string>> = {
@@ -180,7 +181,8 @@ export class Runtime {
       modelRef,
       model,
       instructions,
-      tools,
+      // `agents: [other]` adds a chat-with-<other> tool per sub-agent.
+      tools: agent?.agents?.length ? [...tools, ...createSubagentTools(this, agent)] : tools,
       maxTokens: agent?.maxTokens ?? defaults.maxTokens,
       contextWindow: agent?.contextWindow ?? model.contextWindow ?? defaults.contextWindowTokens,
       temperature: agent?.temperature ?? defaults.temperature,

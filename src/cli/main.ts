@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import { registerAgentCommand } from "./commands/agent.js";
 import { registerConfigCommand } from "./commands/config.js";
+import { registerCronCommand } from "./commands/cron.js";
 import { registerGatewayCommand } from "./commands/gateway.js";
 import { registerMcpCommand } from "./commands/mcp.js";
 import { registerOnboardCommand } from "./commands/onboard.js";
@@ -48,6 +49,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerMcpCommand(program, ctx);
   registerServeMcpCommand(program, ctx);
   registerPairingCommand(program, ctx);
+  registerCronCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerSessionsCommand(program, ctx);
   return program;

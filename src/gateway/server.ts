@@ -12,6 +12,8 @@ export interface GatewayServer {
   url: string;
   host: string;
   port: number;
+  /** The node server, for channels that attach to it (WebSocket upgrades). */
+  httpServer: Server;
   /** Graceful: stops turns and waits until they are saved, then closes the server. Idempotent. */
   close(): Promise<void>;
 }
@@ -39,6 +41,7 @@ export function startGatewayServer(options: StartServerOptions): Promise<Gateway
         url: `http://${urlHost(host)}:${port}`,
         host,
         port,
+        httpServer: server,
         close: () => (closing ??= shutdown(server, gateway)),
       });
     });

@@ -28,11 +28,10 @@ const agents = {
   helper: { instructions: "You are the helper.", model: "custom/helper-model", description: "Does sums.", tools: ["list_dir"] },
 };
 
-/** Runs one turn of `boss` with its sub-agent tools added (what Runtime.resolveAgent will do). */
+/** Runs one turn of `boss`; Runtime.resolveAgent adds its sub-agent tools. */
 async function askBoss(prompt: string): Promise<string> {
   runtime = await runtimeFor(t);
   const profile = await runtime.resolveAgent("boss");
-  profile.tools.push(...createSubagentTools(runtime, runtime.config.agents.named.boss));
   const result = await runSessionTurn(runtime, { sessionKey: "cli:boss", content: prompt, profile });
   return result.content;
 }

@@ -48,9 +48,11 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
       if (opts.message === undefined) {
+        const interactiveLoop = new AgentLoop({ runtime });
         try {
-          await runInteractive(ctx, { runtime, sessionKey: opts.session, agent: opts.agent });
+          await runInteractive(ctx, { runtime, processor: interactiveLoop, sessionKey: opts.session, agent: opts.agent });
         } finally {
+          await interactiveLoop.stop();
           await runtime.close();
         }
         return;

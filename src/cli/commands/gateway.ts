@@ -8,7 +8,7 @@ import { InvalidArgumentError } from "commander";
 import { Runtime } from "../../agent/runtime.js";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
-import { startRuntimeGateway } from "../../gateway/runtime-gateway.js";
+import { startAssistantGateway } from "../../gateway/assistant-gateway.js";
 import type { CliContext } from "../context.js";
 
 interface GatewayOptions {
@@ -42,7 +42,7 @@ const processSignal: StopSignal = () =>
 export function registerGatewayCommand(program: Command, ctx: CliContext, waitForStop: StopSignal = processSignal): void {
   program
     .command("gateway")
-    .description("run the HTTP gateway: OpenAI-compatible API and web UI")
+    .description("run the assistant: HTTP gateway (OpenAI-compatible API, web UI, /mcp), channels and cron")
     .option("--host <host>", "interface to bind (default: gateway.host, 127.0.0.1)")
     .option("--port <port>", "port to listen on (default: gateway.port, 18790)", parsePort)
     .option("--logs", "print runtime logs to stderr")
@@ -55,14 +55,18 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       const stopped = waitForStop();
       let running;
       try {
-        running = await startRuntimeGateway(runtime, { host: opts.host, port: opts.port });
+        running = await startAssistantGateway(runtime, { host: opts.host, port: opts.port });
       } catch (err) {
         await runtime.close();
         throw err;
       }
-      if (running.setupHelp) ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} ${running.setupHelp}\n`);
-      ctx.io.stdout.write(`listening on ${running.server.url}\n`);
-      logger.info("gateway listening", { url: running.server.url });
+      const { gateway } = running;
+      if (gateway.setupHelp) ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} ${gateway.setupHelp}\n`);
+      for (const r of running.channelResults) {
+        if (!r.ok) ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} channel ${r.name} failed to start: ${r.error ?? "unknown error"}\n`);
+      }
+      ctx.io.stdout.write(`listening on ${gateway.server.url}\n`);
+      logger.info("gateway listening", { url: gateway.server.url, channels: running.channelResults.filter((r) => r.ok).map((r) => r.name) });
       const signal = await stopped;
       ctx.io.stderr.write(`${signal}: stopping running turns and closing\n`);
       await running.close();

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { Runtime } from "../../agent/runtime.js";
-import { DirectTurnProcessor } from "../../agent/turn-processor.js";
+import { AgentLoop } from "../../agent/agent-loop.js";
 import type { TurnProcessor } from "../../agent/turn-processor.js";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
@@ -13,7 +13,7 @@ import { serveMcpStdio } from "../../gateway/mcp/stdio.js";
 import type { CliContext } from "../context.js";
 
 export interface ServeMcpCommandOptions {
-  /** How turns run (default `DirectTurnProcessor`; the AgentLoop once it exists). */
+  /** How turns run (default: an AgentLoop, so locks, commands and memory apply). */
   processorFor?: (runtime: Runtime) => TurnProcessor;
 }
 
@@ -34,7 +34,8 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         ...(opts.logs ? { destination: process.stderr } : { file: `${logsDir(loaded.home)}/nanobot.log` }),
       });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
-      const processor = options.processorFor?.(runtime) ?? new DirectTurnProcessor(runtime);
+      const loop = options.processorFor ? undefined : new AgentLoop({ runtime });
+      const processor = options.processorFor?.(runtime) ?? (loop as AgentLoop);
       const handle = await serveMcpStdio({
         processor,
         config: loaded.config,
@@ -53,6 +54,7 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
       } finally {
         process.off("SIGINT", stop);
         process.off("SIGTERM", stop);
+        await loop?.stop();
         await runtime.close();
       }
     });

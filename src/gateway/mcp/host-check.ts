@@ -18,7 +18,8 @@ export function hostnameOf(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith("[")) {
     const end = h.indexOf("]");
-    return end > 0 ? h.slice(1, end) : h;
+    // Only `[addr]` or `[addr]:port`; `[::1].evil.example` must not read as `::1`.
+    return end > 0 && /^(:\d*)?$/.test(h.slice(end + 1)) ? h.slice(1, end) : h;
   }
   const colon = h.indexOf(":");
   // More than one colon without brackets is a bare IPv6 address, not host:port.

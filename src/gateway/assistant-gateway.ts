@@ -1,0 +1,79 @@
+/**
+ * The whole assistant behind one gateway: the message bus, the AgentLoop (which every face —
+ * HTTP API, web UI, /mcp, channels, cron — goes through), the cron service with its system
+ * jobs (Dream, heartbeat), and the enabled chat channels. Shutdown runs in reverse.
+ */
+import { AgentLoop } from "../agent/agent-loop.js";
+import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
+import type { Runtime } from "../agent/runtime.js";
+import { InProcessBus } from "../bus/in-process-bus.js";
+import { ChannelManager } from "../channels/channel-manager.js";
+import type { ChannelStartResult } from "../channels/channel-manager.js";
+import { defaultChannelFactories } from "../channels/factories.js";
+import { errorMessage } from "../core/errors.js";
+import { CronService } from "../cron/cron-service.js";
+import { cronJobsPath } from "../cron/cron-store.js";
+import { startRuntimeGateway } from "./runtime-gateway.js";
+import type { RunningGateway } from "./runtime-gateway.js";
+
+export interface AssistantGatewayOptions {
+  host?: string;
+  port?: number;
+  /** Called after `/restart` was answered (the CLI restarts the process). */
+  onRestart?: () => void | Promise<void>;
+}
+
+export interface RunningAssistant {
+  gateway: RunningGateway;
+  loop: AgentLoop;
+  cron: CronService;
+  channels: ChannelManager;
+  channelResults: ChannelStartResult[];
+  close(): Promise<void>;
+}
+
+export async function startAssistantGateway(runtime: Runtime, options: AssistantGatewayOptions = {}): Promise<RunningAssistant> {
+  const { logger } = runtime;
+  const bus = new InProcessBus();
+  bus.onError((e) => logger.error(`bus: ${e.type}`, { channel: e.channel, error: errorMessage(e.error) }));
+  const loop = new AgentLoop({ runtime, bus, onRestart: options.onRestart });
+  loop.onError((e) => logger.error(`agent loop: ${e.type}`, { sessionKey: e.sessionKey, error: errorMessage(e.error) }));
+  const cron = new CronService({ path: cronJobsPath(runtime.home), run: createCronRunner({ loop, bus }), logger });
+  loop.useCron(cron);
+  installSystemJobs(cron, runtime.config);
+
+  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop });
+  const channels = new ChannelManager({
+    bus,
+    channels: runtime.config.channels,
+    home: runtime.home,
+    factories: defaultChannelFactories(),
+    logger,
+    httpServer: gateway.server.httpServer,
+  });
+  const stopChannels = new AbortController();
+  const channelResults = await channels.startAll(stopChannels.signal);
+  for (const r of channelResults) {
+    if (r.ok) logger.info(`channel ${r.name} started`);
+    else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
+  }
+  loop.start();
+  cron.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    gateway,
+    loop,
+    cron,
+    channels,
+    channelResults,
+    close: () =>
+      (closing ??= (async () => {
+        stopChannels.abort();
+        await channels.stopAll();
+        cron.stop();
+        await loop.stop();
+        await gateway.close();
+      })()),
+  };
+}

@@ -1,0 +1,96 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import WebSocket from "ws";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime } from "../../src/agent/runtime.js";
+import { resolveConfig } from "../../src/config/index.js";
+import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
+import type { RunningAssistant } from "../../src/gateway/assistant-gateway.js";
+import { textOf } from "../../src/core/message-helpers.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+
+let root: string;
+let fake: FakeLLM;
+let assistant: RunningAssistant;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "nanobot-assistant-"));
+  const home = join(root, "home");
+  const workspace = join(root, "ws");
+  await mkdir(workspace, { recursive: true });
+  fake = await startFakeLLM();
+  const env = { HOME: root, NANOBOT_HOME: home };
+  const { config } = resolveConfig(
+    {
+      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-assistant-0001" } },
+      agents: { defaults: { model: "custom/test-model", workspace } },
+      channels: { websocket: { enabled: true, token: "ws-secret", allowFrom: ["*"] } },
+    },
+    { env, cwd: root },
+  );
+  const runtime = new Runtime({ config, home, env });
+  assistant = await startAssistantGateway(runtime, { port: 0 });
+});
+afterEach(async () => {
+  await assistant.close();
+  await fake.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+describe("the assembled assistant gateway", () => {
+  it("answers the OpenAI API through the AgentLoop, where slash commands never reach the model", async () => {
+    const client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const help = await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "/help" }] });
+    expect(help.choices[0]?.message.content).toContain("/new");
+    expect(fake.requests).toHaveLength(0);
+
+    fake.enqueue({ text: "Hi from the loop" });
+    const reply = await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "hello" }] });
+    expect(reply.choices[0]?.message.content).toBe("Hi from the loop");
+    // The AgentLoop's context builder wrote the system prompt (workspace bootstrap, tools, skills).
+    const system = (fake.requests[0]?.body.messages as Array<{ role: string; content: string }>)[0];
+    expect(system?.role).toBe("system");
+    expect(system?.content).toContain("# Using tools");
+    fake.assertDone();
+  });
+
+  it("starts the enabled WebSocket channel on the gateway's own port and replies through the bus", async () => {
+    expect(assistant.channelResults).toEqual([expect.objectContaining({ name: "websocket", ok: true })]);
+    fake.enqueue({ text: "pong" });
+    const wsUrl = `${assistant.gateway.server.url.replace("http", "ws")}/ws?token=ws-secret&chatId=chat-1`;
+    const socket = new WebSocket(wsUrl);
+    const frames: Array<Record<string, unknown>> = [];
+    const reply = new Promise<Record<string, unknown>>((resolve, reject) => {
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString()) as Record<string, unknown>;
+        frames.push(frame);
+        if (frame.type === "ready") socket.send(JSON.stringify({ type: "message", content: "ping" }));
+        if (frame.type === "message") resolve(frame);
+      });
+      socket.on("error", reject);
+    });
+    const message = await reply;
+    socket.close();
+    expect(message).toMatchObject({ type: "message", chatId: "chat-1", content: "pong" });
+    // The turn ran in the channel's session and was saved there.
+    const history = await assistant.loop.runtime.store().loadMessages("websocket:chat-1");
+    expect(history.map((m) => [m.role, textOf(m)])).toEqual([
+      ["user", "ping"],
+      ["assistant", "pong"],
+    ]);
+    fake.assertDone();
+  });
+
+  it("refuses a WebSocket client without the token", async () => {
+    const socket = new WebSocket(`${assistant.gateway.server.url.replace("http", "ws")}/ws`);
+    const status = await new Promise<number | undefined>((resolve) => {
+      socket.on("unexpected-response", (_req, res) => resolve(res.statusCode));
+      socket.on("open", () => resolve(undefined));
+      socket.on("error", () => resolve(-1));
+    });
+    expect(status).toBe(401);
+  });
+});
