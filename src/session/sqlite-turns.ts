@@ -63,7 +63,11 @@ export function saveCheckpoint(ops: TurnOps, turnId: string, checkpoint: Checkpo
 
 /** Commits the run's messages; an `error` result is a failure, an `aborted` one a stop. */
 export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): void {
-  if (result.stopReason === "error") return failTurn(ops, turnId, result.error ?? "run ended with an error");
+  if (result.stopReason === "error") {
+    // Messages the user sent mid-turn (injected) survive the rollback like the turn's own input.
+    const userInput = result.newMessages.filter((m) => m.role === "user" && m.meta?.["synthetic"] !== true && m.meta?.["compactionSummary"] !== true);
+    return failTurn(ops, turnId, result.error ?? "run ended with an error", userInput);
+  }
   const turn = pendingTurn(ops, turnId);
   const rows = syncTurnRows(ops, turn, result.newMessages);
   // Calls the caller executes itself stay open; anything else must be answered.
@@ -83,10 +87,16 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): v
   });
 }
 
-/** Rolls the turn back to its user message and appends the model-error marker. */
-export function failTurn(ops: TurnOps, turnId: string, error: unknown): void {
+/**
+ * Rolls the turn back to what the user said — its user message and any user messages injected
+ * mid-turn (already saved by a checkpoint, or passed in `userInput`) — and appends the
+ * model-error marker. Nothing the user said is lost.
+ */
+export function failTurn(ops: TurnOps, turnId: string, error: unknown, userInput: readonly Message[] = []): void {
   const turn = pendingTurn(ops, turnId);
-  ops.q.db.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ?").run(turn.id, turn.start_seq);
+  ops.q.db.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ? AND role != 'user'").run(turn.id, turn.start_seq);
+  const missing = userInput.filter((m) => m.role === "user" && !ops.q.messageRow(m.id));
+  if (missing.length > 0) ops.q.append(turn.thread_id, missing, turn.id);
   ops.q.append(turn.thread_id, [assistantMarker(MODEL_ERROR_MARKER, { error: true })], turn.id);
   closeTurn(ops, turn, "failed", { stopReason: "error", error: errorMessage(error) });
 }

@@ -89,6 +89,26 @@ describe("failTurn (provider error mid-turn)", () => {
   });
 });
 
+describe("failTurn keeps what the user said mid-turn", () => {
+  it("user messages injected during the failed turn survive the rollback, saved or not", async () => {
+    const user = userMessage("first question");
+    const turn = await store.beginTurn(KEY, user);
+    const a1 = callingAssistant("", call("c1", "read_file", { path: "x" }));
+    const r1 = result("c1", "read_file", "data");
+    const injectedSaved = userMessage("also check y");
+    const injectedLate = userMessage("and z please");
+    // The first injection reached a checkpoint; the second only the run's result.
+    await store.saveCheckpoint(turn.turnId, { phase: "tools_completed", iteration: 1, newMessages: [a1, r1, injectedSaved] });
+    await store.completeTurn(
+      turn.turnId,
+      runResult([a1, r1, injectedSaved, injectedLate], { stopReason: "error", error: new ProviderError("down", { kind: "server" }) }),
+    );
+    const history = await store.loadHistory(KEY);
+    expect(shape(history)).toEqual(["user:first question", "user:also check y", "user:and z please", `assistant:${MODEL_ERROR_MARKER}`]);
+    expect(historyProblems(history)).toEqual([]);
+  });
+});
+
 describe("stopTurn", () => {
   it("keeps the completed tool and answers the pending one with an interruption error", async () => {
     const turn = await store.beginTurn(KEY, userMessage("do two things"));
