@@ -23,6 +23,7 @@ import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
 import { createSubagentTools } from "./subagent-tools.js";
+import { createSamplingHandler } from "./mcp-sampling.js";
 
 /** Models used when a provider is configured but no model is named anywhere. */
 export const FALLBACK_MODELS: Readonly<Record<string, string>> = {
@@ -124,6 +125,7 @@ export class Runtime {
     this.mcpPromise ??= (async () => {
       const manager = new McpClientManager(this.config.mcpServers, {
         env: this.env,
+        sampling: createSamplingHandler(this),
         log: (level, msg, data) => this.logger[level](msg, data),
       });
       const failures = this.options.connectMcp === false ? [] : await manager.start();
