@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import WebSocket from "ws";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
@@ -82,6 +84,22 @@ describe("the assembled assistant gateway", () => {
       ["assistant", "pong"],
     ]);
     fake.assertDone();
+  });
+
+  it("serves /mcp: an MCP SDK client lists and calls chat-with-nanobot on the running gateway", async () => {
+    const client = new Client({ name: "test-client", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${assistant.gateway.server.url}/mcp`)));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(["chat-with-nanobot"]);
+      fake.enqueue({ text: "hello over MCP" });
+      const result = await client.callTool({ name: "chat-with-nanobot", arguments: { prompt: "hi" } });
+      expect(result.isError).not.toBe(true);
+      expect(result.content).toEqual([{ type: "text", text: "hello over MCP" }]);
+      fake.assertDone();
+    } finally {
+      await client.close();
+    }
   });
 
   it("refuses a WebSocket client without the token", async () => {
