@@ -8,26 +8,16 @@ import { errorMessage } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
+import { systemClock } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
 import { readCronJobs, writeCronJobs } from "./cron-store.js";
 import { nextRunAfter, validateSchedule } from "./schedule.js";
 import { MAX_RUN_HISTORY } from "./types.js";
 import type { CronJob, CronJobInput, CronRunRecord } from "./types.js";
 
-export interface CronClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemCronClock: CronClock = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+/** The cron service runs on the shared clock seam. */
+export type CronClock = Clock;
+export const systemCronClock: CronClock = systemClock;
 
 export type CronRunOutcome = Pick<CronRunRecord, "status" | "detail">;
 

@@ -3,6 +3,7 @@
  * persistence, injected messages) arrives through a seam here, so the loop stays a library.
  */
 import type { Checkpoint } from "../core/events.js";
+import type { Clock } from "../core/clock.js";
 import type { JsonSchema, LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
 import type { Message } from "../core/messages.js";
 import type { ToolRegistry } from "../tools/registry.js";
@@ -13,23 +14,8 @@ import type { TokenEstimator } from "./tokens/estimator.js";
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type EngineLog = (level: LogLevel, msg: string, data?: Record<string, unknown>) => void;
 
-/** Time as the engine sees it; tests inject a fake one to drive timeouts without waiting. */
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    // A pending tool or hook timeout must never keep the process alive by itself.
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+export type { Clock } from "../core/clock.js";
+export { systemClock } from "../core/clock.js";
 
 export const ENGINE_DEFAULTS = {
   maxToolIterations: 200,

@@ -13,6 +13,7 @@ import { joinUrl, parseEventData, streamSse } from "./http.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { parseToolArguments } from "./tool-arguments.js";
 import type { ModelTarget } from "./types.js";
+import { num } from "./numbers.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 const DEFAULT_MAX_TOKENS = 8192;
@@ -78,9 +79,6 @@ export function mapAnthropicStop(reason: unknown): FinishReason | undefined {
   }
 }
 
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
 
 /** Anthropic's `input_tokens` excludes cache reads and writes; ours includes them. */
 function mapUsage(raw: Record<string, unknown>, previous: Usage): Usage {

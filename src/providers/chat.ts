@@ -14,6 +14,7 @@ import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
 import type { Piece } from "./think-splitter.js";
 import type { ModelTarget } from "./types.js";
+import { num } from "./numbers.js";
 
 /** OpenAI's reasoning models reject `temperature` and `max_tokens`. */
 const OPENAI_REASONING_MODEL = /^(o\d|gpt-5)/;
@@ -71,9 +72,6 @@ export function mapChatFinish(reason: unknown): FinishReason | undefined {
   }
 }
 
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
 
 export function mapChatUsage(raw: Record<string, unknown>): Usage {
   const prompt = (raw.prompt_tokens_details ?? {}) as Record<string, unknown>;

@@ -12,6 +12,7 @@ import { joinUrl, parseEventData, streamSse } from "./http.js";
 import { toResponsesInput } from "./responses-messages.js";
 import { ResponseBuilder } from "./response-builder.js";
 import type { ModelTarget } from "./types.js";
+import { num } from "./numbers.js";
 
 const REASONING_MODEL = /^(o\d|gpt-5|codex)/;
 
@@ -37,9 +38,6 @@ export function buildResponsesBody(target: ModelTarget, request: LLMRequest): Re
   return body;
 }
 
-function num(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
 
 export function mapResponsesUsage(raw: Record<string, unknown>): Usage {
   const input = (raw.input_tokens_details ?? {}) as Record<string, unknown>;
