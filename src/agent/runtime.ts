@@ -24,6 +24,7 @@ import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
 import { createSubagentTools } from "./subagent-tools.js";
 import { createSamplingHandler } from "./mcp-sampling.js";
+import { detectLocalModel } from "./local-provider.js";
 
 /** Models used when a provider is configured but no model is named anywhere. */
 export const FALLBACK_MODELS: Readonly<Record<string, string>> = {
@@ -87,6 +88,7 @@ export class Runtime {
   /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
   private readonly builtinCache = new Map<string, Tool[]>();
   private mcpPromise: Promise<McpClientManager> | undefined;
+  private localModelRef: string | undefined;
   private readonly options: RuntimeOptions;
 
   constructor(options: RuntimeOptions) {
@@ -135,11 +137,26 @@ export class Runtime {
     return this.mcpPromise;
   }
 
+  /**
+   * With no provider configured at all, looks for a local OpenAI-compatible server (Ollama) and
+   * uses its first model. Returns the model reference it found, if any. Faces call it once at start.
+   */
+  async detectLocalProvider(): Promise<string | undefined> {
+    const defaults = this.config.agents.defaults;
+    if (defaults.model || defaults.modelPreset || this.registry.configuredProviders().length > 0) return undefined;
+    const local = await detectLocalModel(this.env, this.options.fetch);
+    if (!local) return undefined;
+    this.localModelRef = `${local.provider}/${local.model}`;
+    this.logger.info(`using the local model server at ${local.baseURL} (${local.model})`);
+    return this.localModelRef;
+  }
+
   /** The model reference an agent uses: its own, else the defaults', else one per configured provider. */
   modelRefFor(agent: AgentConfig | undefined): string {
     const defaults = this.config.agents.defaults;
     const ref = agent?.model ?? defaults.model ?? defaults.modelPreset;
     if (ref) return agent?.provider && !ref.includes("/") ? `${agent.provider}/${ref}` : ref;
+    if (this.localModelRef) return this.localModelRef;
     const configured = this.registry.configuredProviders();
     for (const provider of configured) {
       const model = FALLBACK_MODELS[provider];

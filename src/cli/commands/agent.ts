@@ -47,6 +47,8 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      // No provider configured: a local model server (Ollama) that answers is used.
+      await runtime.detectLocalProvider();
       if (opts.message === undefined) {
         const interactiveLoop = new AgentLoop({ runtime });
         try {

@@ -51,6 +51,8 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "info", file: opts.logs ? undefined : `${logsDir(loaded.home)}/gateway.log` });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      // No provider configured: a local model server (Ollama) that answers is used.
+      await runtime.detectLocalProvider();
       // Subscribe before listening so a signal that arrives right after the line is not lost.
       const stopped = waitForStop();
       let running;

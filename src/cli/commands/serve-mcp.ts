@@ -34,6 +34,8 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         ...(opts.logs ? { destination: process.stderr } : { file: `${logsDir(loaded.home)}/nanobot.log` }),
       });
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      // No provider configured: a local model server (Ollama) that answers is used.
+      await runtime.detectLocalProvider();
       const loop = options.processorFor ? undefined : new AgentLoop({ runtime });
       const processor = options.processorFor?.(runtime) ?? (loop as AgentLoop);
       const handle = await serveMcpStdio({
