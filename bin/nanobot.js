@@ -1,13 +1,21 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in dist/ (built by `npm install` via the prepare script).
-import { main } from "../dist/cli/main.js";
+import { readFileSync } from "node:fs";
 
-main(process.argv).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    process.stderr.write(`nanobot: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
+  // Answered without loading the CLI: scripts call this often.
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  const { main } = await import("../dist/cli/main.js");
+  main(process.argv).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`nanobot: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -11,8 +11,7 @@ import { ConfigError } from "../core/errors.js";
 import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
-import { McpClientManager } from "../mcp/manager.js";
-import { selectTools } from "../mcp/select-tools.js";
+import type { McpClientManager } from "../mcp/manager.js";
 import { createProviderRegistry } from "../providers/registry.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { FetchFunction } from "../providers/types.js";
@@ -25,18 +24,9 @@ import { buildDefaultInstructions } from "./default-instructions.js";
 import { createSubagentTools } from "./subagent-tools.js";
 import { createSamplingHandler } from "./mcp-sampling.js";
 import { detectLocalModel } from "./local-provider.js";
+import { FALLBACK_MODELS } from "./default-models.js";
 
-/** Models used when a provider is configured but no model is named anywhere. */
-export const FALLBACK_MODELS: Readonly<Record<string, string>> = {
-  openai: "gpt-4.1-mini",
-  anthropic: "claude-sonnet-4-5",
-  openrouter: "anthropic/claude-sonnet-4.5",
-  deepseek: "deepseek-chat",
-  groq: "llama-3.3-70b-versatile",
-  gemini: "gemini-2.5-flash",
-  mistral: "mistral-large-latest",
-  ollama: "llama3.2",
-};
+export { FALLBACK_MODELS } from "./default-models.js";
 
 export const NO_PROVIDER_HELP =
   "no LLM provider is configured: run `nanobot onboard`, set OPENAI_API_KEY or ANTHROPIC_API_KEY, " +
@@ -125,6 +115,8 @@ export class Runtime {
   /** Connects every configured MCP server once; failures are logged, the rest work. */
   mcp(): Promise<McpClientManager> {
     this.mcpPromise ??= (async () => {
+      // The MCP SDK is loaded only when a server is configured (start-up time).
+      const { McpClientManager } = await import("../mcp/manager.js");
       const manager = new McpClientManager(this.config.mcpServers, {
         env: this.env,
         sampling: createSamplingHandler(this),
@@ -242,6 +234,7 @@ export class Runtime {
     const mcpRefs = agent ? [...(agent.mcpServers ?? []), ...(refs?.filter((r) => r.includes("/")) ?? [])] : serverNames;
     if (mcpRefs.length === 0) return { tools: builtins, unresolved: [] };
     const manager = await this.mcp();
+    const { selectTools } = await import("../mcp/select-tools.js");
     const selected = selectTools(manager, mcpRefs);
     return { tools: [...builtins, ...selected.tools], unresolved: selected.unresolved };
   }

@@ -4,9 +4,6 @@
  * terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed.
  */
 import type { Command } from "commander";
-import { Runtime } from "../../agent/runtime.js";
-import { runInteractive } from "../interactive/index.js";
-import { AgentLoop } from "../../agent/agent-loop.js";
 import type { TurnReply } from "../../agent/turn-processor.js";
 import { createLogger } from "../../core/logger.js";
 import { logsDir } from "../../config/paths.js";
@@ -46,10 +43,13 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
+      // Loaded here, not at the top: `nanobot --help` and other commands start without them.
+      const [{ Runtime }, { AgentLoop }] = await Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js")]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
       if (opts.message === undefined) {
+        const { runInteractive } = await import("../interactive/index.js");
         const interactiveLoop = new AgentLoop({ runtime });
         try {
           await runInteractive(ctx, { runtime, processor: interactiveLoop, sessionKey: opts.session, agent: opts.agent });

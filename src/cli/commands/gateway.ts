@@ -5,10 +5,8 @@
  */
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
-import { Runtime } from "../../agent/runtime.js";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
-import { startAssistantGateway } from "../../gateway/assistant-gateway.js";
 import type { CliContext } from "../context.js";
 
 interface GatewayOptions {
@@ -50,6 +48,10 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "info", file: opts.logs ? undefined : `${logsDir(loaded.home)}/gateway.log` });
+      const [{ Runtime }, { startAssistantGateway }] = await Promise.all([
+        import("../../agent/runtime.js"),
+        import("../../gateway/assistant-gateway.js"),
+      ]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();

@@ -4,7 +4,6 @@
  * Exit 1 when any server failed, so scripts can check a config's servers in one call.
  */
 import type { Command } from "commander";
-import { listServers } from "../../mcp/list-servers.js";
 import type { ListedServer } from "../../mcp/list-servers.js";
 import type { CliContext } from "../context.js";
 
@@ -32,6 +31,7 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
       }
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
+      const { listServers } = await import("../../mcp/list-servers.js");
       const servers = await listServers(loaded.config.mcpServers, { env: ctx.io.env, connectTimeoutMs: seconds * 1000 });
       if (opts.json) ctx.io.stdout.write(`${JSON.stringify(servers, null, 2)}\n`);
       else ctx.io.stdout.write(renderServers(ctx, servers));

@@ -7,7 +7,7 @@ import { access, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as clack from "@clack/prompts";
 import type { Command } from "commander";
-import { FALLBACK_MODELS } from "../../agent/runtime.js";
+import { FALLBACK_MODELS } from "../../agent/default-models.js";
 import { defaultWorkspace, nanobotHome } from "../../config/paths.js";
 import type { CliContext } from "../context.js";
 

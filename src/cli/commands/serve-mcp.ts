@@ -4,12 +4,11 @@
  * with `--logs`), warnings to stderr. Runs until the client closes stdin or a signal arrives.
  */
 import type { Command } from "commander";
-import { Runtime } from "../../agent/runtime.js";
-import { AgentLoop } from "../../agent/agent-loop.js";
+import type { AgentLoop } from "../../agent/agent-loop.js";
+import type { Runtime } from "../../agent/runtime.js";
 import type { TurnProcessor } from "../../agent/turn-processor.js";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
-import { serveMcpStdio } from "../../gateway/mcp/stdio.js";
 import type { CliContext } from "../context.js";
 
 export interface ServeMcpCommandOptions {
@@ -33,6 +32,11 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         level: opts.logs ? "debug" : "info",
         ...(opts.logs ? { destination: process.stderr } : { file: `${logsDir(loaded.home)}/nanobot.log` }),
       });
+      const [{ Runtime }, { AgentLoop }, { serveMcpStdio }] = await Promise.all([
+        import("../../agent/runtime.js"),
+        import("../../agent/agent-loop.js"),
+        import("../../gateway/mcp/stdio.js"),
+      ]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();

@@ -6,7 +6,6 @@
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
-import { extractHtml } from "./html-extract.js";
 import type { SsrfGuard } from "./ssrf-guard.js";
 import { fmt } from "./walk.js";
 
@@ -85,6 +84,8 @@ async function render(body: Body, contentType: string, mode: "markdown" | "text"
   if (type === "application/pdf" || head.startsWith("%PDF-")) return { text: await pdfText(body.bytes), extractor: "pdf" };
   const text = decode(body.bytes, contentType);
   if (type.includes("html") || (!type && /<html|<!doctype html/i.test(head))) {
+    // Loaded on first use: the DOM/readability/turndown stack costs ~0.3 s at start-up.
+    const { extractHtml } = await import("./html-extract.js");
     const extracted = extractHtml(text, mode);
     return { text: extracted.content, extractor: extracted.extractor, ...(extracted.title ? { title: extracted.title } : {}) };
   }

@@ -2,7 +2,6 @@
  * DuckDuckGo's HTML endpoint: the keyless default. Results are scraped from the page
  * (`.result__a` links, `.result__snippet` text); links arrive wrapped in a `/l/?uddg=` redirect.
  */
-import { parseHTML } from "linkedom";
 import { ensureOk, joinUrl, type SearchAdapter, type SearchAdapterOptions, type SearchResult } from "./types.js";
 
 interface Node {
@@ -22,7 +21,9 @@ function unwrap(href: string): string {
   }
 }
 
-export function parseDuckDuckGoHtml(html: string, count: number): SearchResult[] {
+export async function parseDuckDuckGoHtml(html: string, count: number): Promise<SearchResult[]> {
+  // The DOM library is loaded on first search, not at start-up.
+  const { parseHTML } = await import("linkedom");
   const { document } = parseHTML(html) as unknown as { document: { querySelectorAll(s: string): Iterable<Node> } };
   const results: SearchResult[] = [];
   for (const node of document.querySelectorAll(".result")) {
@@ -49,6 +50,6 @@ export function duckDuckGoAdapter(options: SearchAdapterOptions): SearchAdapter 
       }),
       "DuckDuckGo",
     );
-    return parseDuckDuckGoHtml(await response.text(), count);
+    return await parseDuckDuckGoHtml(await response.text(), count);
   };
 }
