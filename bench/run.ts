@@ -6,15 +6,46 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { formatAgentTurnPrepBench, runAgentTurnPrepBench } from "./agent-turn-prep.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
+import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
+import { FULL, QUICK, formatPeersBench, runPeersBench } from "./peers-bench.js";
+import type { ColdStartResult } from "./cold-start.js";
+import type { Figure } from "./peers-bench.js";
 import { formatSessionBench, runSessionPersistenceBench } from "./session-persistence.js";
+import { coldStartFigure, renderSvg } from "./svg-chart.js";
 
 interface BenchEntry {
   name: string;
   run(quick: boolean): Promise<{ data: unknown; table: string }>;
 }
 
+const progress = (line: string): void => {
+  process.stderr.write(`  … ${line}\n`);
+};
+
 const BENCHES: BenchEntry[] = [
+  {
+    name: "peers",
+    run: async (quick) => {
+      const data = await runPeersBench(quick ? QUICK : FULL, progress);
+      return { data, table: formatPeersBench(data) };
+    },
+  },
+  {
+    name: "gateway",
+    run: async (quick) => {
+      const data = await runGatewayBench(quick ? GATEWAY_QUICK : GATEWAY_FULL, progress);
+      return { data, table: formatGatewayBench(data) };
+    },
+  },
+  {
+    name: "agent-turn-prep",
+    run: async (quick) => {
+      const data = await runAgentTurnPrepBench(quick ? { lengths: [10_000], reps: 3 } : {});
+      return { data, table: formatAgentTurnPrepBench(data) };
+    },
+  },
   {
     name: "engine-overhead",
     run: async () => {
@@ -45,6 +76,11 @@ for (const bench of BENCHES) {
 }
 const dir = fileURLToPath(new URL("./results/", import.meta.url));
 mkdirSync(dir, { recursive: true });
-const file = join(dir, `${new Date().toISOString().slice(0, 10)}${quick ? "-quick" : ""}.json`);
-writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), quick, machine, results }, null, 2)}\n`);
-process.stdout.write(`results written to ${file}\n`);
+const stem = join(dir, `${new Date().toISOString().slice(0, 10)}${quick ? "-quick" : ""}`);
+writeFileSync(`${stem}.json`, `${JSON.stringify({ date: new Date().toISOString(), quick, machine, results }, null, 2)}\n`);
+const peers = results.peers as { figures?: Figure[]; coldStart?: ColdStartResult } | undefined;
+if (peers?.figures) {
+  const title = `nanobot vs TypeScript peers${quick ? " (quick)" : ""} — ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`;
+  writeFileSync(`${stem}.svg`, renderSvg(title, [...peers.figures, ...(peers.coldStart ? [coldStartFigure(peers.coldStart)] : [])]));
+}
+process.stdout.write(`results written to ${stem}.json${peers?.figures ? ` and ${stem}.svg` : ""}\n`);

@@ -1,0 +1,76 @@
+/**
+ * nanobot as a product: the AgentLoop's `process()` with a Runtime from a config (SQLite session
+ * store, context builder, built-in tools, per-session lanes) — the level of the TS nanobot
+ * port's `processDirect`. The concurrency gate is raised to the workload's session count so the
+ * comparison with the ungated peers is like for like (the gateway bench measures the gate).
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { AgentLoop } from "../../src/agent/agent-loop.js";
+import type { AgentProfile } from "../../src/agent/runtime.js";
+import { Runtime } from "../../src/agent/runtime.js";
+import { loadConfig } from "../../src/config/load.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
+import type { Message } from "../../src/core/messages.js";
+import { lookupTool, slowReadTool } from "./nanobot-tools.js";
+import type { Contender, ContenderSetup } from "./types.js";
+import { INSTRUCTIONS, priorTurns } from "./types.js";
+
+/** Adds the benchmark tools to every agent profile (the config has no way to name code tools). */
+class BenchRuntime extends Runtime {
+  override async resolveAgent(name?: string, overrides: { modelRef?: string } = {}): Promise<AgentProfile> {
+    const profile = await super.resolveAgent(name, overrides);
+    return { ...profile, tools: [...profile.tools, lookupTool, slowReadTool] };
+  }
+}
+
+export async function createContender(setup: ContenderSetup): Promise<Contender> {
+  const home = join(setup.workDir, "home");
+  const configPath = join(setup.workDir, "nanobot.json");
+  const agent = (model: string) => ({ model: `custom/${model}`, instructions: INSTRUCTIONS, contextWindow: 1_000_000 });
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      providers: { custom: { apiBase: setup.baseURL, apiKey: "bench" } },
+      agents: {
+        defaults: { model: "custom/bench-chat", workspace: join(setup.workDir, "workspace") },
+        loop: agent("bench-loop"),
+        parallel: agent("bench-parallel"),
+        chat: agent("bench-chat"),
+      },
+    }),
+  );
+  const env = { NANOBOT_HOME: home, HOME: setup.workDir };
+  const loaded = await loadConfig({ configPath, env, cwd: setup.workDir });
+  const runtime = new BenchRuntime({ config: loaded.config, home, env, connectMcp: false });
+  const loop = new AgentLoop({ runtime, maxConcurrent: 1_000 });
+  let parallelRuns = 0;
+  let loopHistory = 0;
+
+  const turn = async (sessionKey: string, agentName: string, content: string) => {
+    const reply = await loop.process({ sessionKey, agent: agentName, content, channel: "api" });
+    if (reply.error) throw new Error(reply.error);
+    return reply.content;
+  };
+
+  return {
+    async prepareLoop(history, count) {
+      loopHistory = history;
+      if (history === 0) return;
+      const turns = priorTurns(history);
+      const store = runtime.store();
+      for (let i = 0; i < count; i++) {
+        // Fresh messages per session: every stored message has its own id.
+        const prior: Message[] = turns.map((t) => (t.role === "user" ? userMessage(t.text) : assistantMessage(t.text)));
+        await store.transaction((q) => q.append(q.currentThread(`bench:loop-${history}-${i}`).id, prior, null));
+      }
+    },
+    loopTurn: (index) => turn(`bench:loop-${loopHistory}-${index}`, "loop", `Question ${index}: look up alpha and beta.`),
+    parallelTurn: () => turn(`bench:parallel-${parallelRuns++}`, "parallel", "Read the four files."),
+    chatTurn: (session, text) => turn(`bench:${session}`, "chat", text),
+    async close() {
+      await loop.stop();
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/** The benchmark's two tools in nanobot's Tool contract (the peers' adapters build the same). */
+import type { Tool } from "../../src/tools/tool.js";
+import { SLOW_TOOL_MS, sleep } from "./types.js";
+
+export const lookupTool: Tool = {
+  name: "lookup",
+  description: "Looks a key up in the benchmark table.",
+  parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+  readOnly: true,
+  execute: async (args) => `value of ${String(args.key)}`,
+};
+
+export const slowReadTool: Tool = {
+  name: "slow_read",
+  description: "Reads a file slowly (200 ms).",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  readOnly: true,
+  execute: async (args) => {
+    await sleep(SLOW_TOOL_MS);
+    return `contents of ${String(args.path)}`;
+  },
+};

@@ -1,0 +1,62 @@
+/**
+ * The workload functions every contender adapter exposes, so one worker drives nanobot and each
+ * peer through the same scripted conversations (see bench/README.md for the scripts).
+ */
+import { existsSync } from "node:fs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export interface ContenderSetup {
+  /** The fake LLM's Chat Completions base URL (`http://127.0.0.1:N/v1`). */
+  baseURL: string;
+  /** A private temp dir (workspace, session files, HOME for peers that write there). */
+  workDir: string;
+}
+
+export interface Contender {
+  /** Makes `count` independent conversations that each start from `history` prior messages. */
+  prepareLoop(history: number, count: number): Promise<void>;
+  /** Runs conversation `index` of the prepared ones: the 3-round `bench-loop` script. */
+  loopTurn(index: number): Promise<string>;
+  /** One turn of the `bench-parallel` script: 4 `slow_read` calls (200 ms each) in one round. */
+  parallelTurn(): Promise<string>;
+  /** One plain turn (`bench-chat`) in a session that keeps its history across turns. */
+  chatTurn(session: string, text: string): Promise<string>;
+  close?(): Promise<void>;
+}
+
+export type CreateContender = (setup: ContenderSetup) => Promise<Contender>;
+
+/** The answer the fake LLM gives; a contender that returns anything else failed. */
+export const EXPECTED_ANSWER = "The benchmark answer: 42.";
+export const SLOW_TOOL_MS = 200;
+export const INSTRUCTIONS = "You are a benchmark agent. Use the tools when asked.";
+
+/** Prior conversation: alternating user/assistant text, the same for every contender. */
+export function priorTurns(count: number): { role: "user" | "assistant"; text: string }[] {
+  const out: { role: "user" | "assistant"; text: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    out.push(
+      i % 2 === 0
+        ? { role: "user", text: `Earlier question ${i}: what does the file at notes/${i}.md say about the deployment?` }
+        : { role: "assistant", text: `Earlier answer ${i}: it describes the deployment steps and the rollback plan in detail.` },
+    );
+  }
+  return out;
+}
+
+export const PEERS_DIR = fileURLToPath(new URL("../peers/", import.meta.url));
+
+export function peersInstalled(): boolean {
+  return existsSync(`${PEERS_DIR}node_modules`);
+}
+
+/**
+ * Imports a package installed in `bench/peers/node_modules` (not a product dependency, so not
+ * resolvable from here, and untyped on purpose: typecheck must pass before the peers install).
+ */
+export async function peerImport<T>(name: string): Promise<T> {
+  const loader = (await import(pathToFileURL(`${PEERS_DIR}load.mjs`).href)) as { load(n: string): Promise<unknown> };
+  return (await loader.load(name)) as T;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,104 @@
+/**
+ * One contender, one workload, one process: `node --import tsx bench/contenders/worker.ts` with
+ * the job as JSON in `BENCH_JOB`, the result sent over IPC. A process per (contender, run) keeps
+ * CPU time and peak RSS per contender, and lets the harness interleave contenders run by run.
+ * Console output is silenced (one peer logs every tool call), so no contender pays for a terminal.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Contender, CreateContender } from "./types.js";
+import { EXPECTED_ANSWER } from "./types.js";
+
+export type WorkerJob =
+  | { contender: string; baseURL: string; workload: "loop"; history: number; runs: number; warmup: number }
+  | { contender: string; baseURL: string; workload: "parallel"; runs: number; warmup: number }
+  | { contender: string; baseURL: string; workload: "concurrency"; sessions: number; turns: number };
+
+export interface WorkerResult {
+  /** loop: process CPU time per run, µs. */
+  cpuUsPerRun?: number;
+  /** loop: wall time per run, ms. */
+  wallMsPerRun?: number;
+  /** parallel: wall time of each measured turn, ms. */
+  turnWallMs?: number[];
+  /** concurrency: wall time of all sessions, ms, and completed turns per second. */
+  totalWallMs?: number;
+  turnsPerSecond?: number;
+  /** concurrency: process CPU per turn, ms (less sensitive to a busy machine than the wall). */
+  cpuMsPerTurn?: number;
+  /** RSS after setup and warm-up, MiB. */
+  baselineRssMiB: number;
+  /** Peak RSS of the process (getrusage maxrss), MiB. */
+  peakRssMiB: number;
+}
+
+function check(answer: string, contender: string): void {
+  if (answer.trim() !== EXPECTED_ANSWER) throw new Error(`${contender} answered ${JSON.stringify(answer)} instead of the scripted answer`);
+}
+
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+}
+
+const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
+
+async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
+  if (job.workload === "loop") {
+    await c.prepareLoop(job.history, job.warmup + job.runs);
+    for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
+    const baselineRssMiB = rssMiB();
+    const cpu0 = cpuUs();
+    const t0 = performance.now();
+    for (let i = job.warmup; i < job.warmup + job.runs; i++) check(await c.loopTurn(i), job.contender);
+    const wall = performance.now() - t0;
+    return { cpuUsPerRun: (cpuUs() - cpu0) / job.runs, wallMsPerRun: wall / job.runs, baselineRssMiB };
+  }
+  if (job.workload === "parallel") {
+    for (let i = 0; i < job.warmup; i++) check(await c.parallelTurn(), job.contender);
+    const baselineRssMiB = rssMiB();
+    const turnWallMs: number[] = [];
+    for (let i = 0; i < job.runs; i++) {
+      const t0 = performance.now();
+      check(await c.parallelTurn(), job.contender);
+      turnWallMs.push(performance.now() - t0);
+    }
+    return { turnWallMs, baselineRssMiB };
+  }
+  check(await c.chatTurn("warmup", "hello"), job.contender);
+  const baselineRssMiB = rssMiB();
+  const cpu0 = cpuUs();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: job.sessions }, async (_, s) => {
+      for (let t = 0; t < job.turns; t++) check(await c.chatTurn(`s${s}`, `Turn ${t} of session ${s}: hello.`), job.contender);
+    }),
+  );
+  const totalWallMs = performance.now() - t0;
+  const turns = job.sessions * job.turns;
+  return { totalWallMs, turnsPerSecond: turns / (totalWallMs / 1000), cpuMsPerTurn: (cpuUs() - cpu0) / 1000 / turns, baselineRssMiB };
+}
+
+async function main(): Promise<void> {
+  const job = JSON.parse(process.env.BENCH_JOB ?? "{}") as WorkerJob;
+  for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
+  const workDir = mkdtempSync(join(tmpdir(), `nanobot-bench-${job.contender}-`));
+  // Peers that keep state under the home directory (the nanobot port) write into the temp dir.
+  process.env.HOME = workDir;
+  try {
+    const mod = (await import(`./${job.contender}.js`)) as { createContender: CreateContender };
+    const contender = await mod.createContender({ baseURL: job.baseURL, workDir });
+    const result = await runJob(job, contender);
+    await contender.close?.();
+    const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+    process.send?.({ ok: true, result: { ...result, peakRssMiB } });
+  } catch (err) {
+    process.send?.({ ok: false, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.disconnect?.();

@@ -1,0 +1,129 @@
+/**
+ * Child processes for the side-by-side benchmarks: the fake LLM server, the contender workers
+ * and the products under test each run in their own process, so CPU and RSS are per process.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess, SpawnOptions } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export const BENCH_DIR = fileURLToPath(new URL("../", import.meta.url));
+export const REPO_DIR = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Epoch ms with sub-ms precision, comparable across processes of this machine. */
+export function nowEpochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** The kernel's peak RSS of a live process (VmHWM), MiB; NaN where /proc is missing. */
+export function peakRssMiB(pid: number): number {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Resolves with the first stdout line of `child` that parses as JSON with a `port`. */
+export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let stderr = "";
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms\n${stderr}`)), timeoutMs);
+    const rl = createInterface({ input: child.stdout! });
+    rl.on("line", (line) => {
+      const port = /"port":(\d+)/.exec(line)?.[1] ?? /listening on http:\/\/[^:]+:(\d+)/.exec(line)?.[1];
+      if (port) {
+        clearTimeout(timer);
+        rl.close();
+        resolve(Number(port));
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code} before listening\n${stderr}`));
+    });
+  });
+}
+
+export interface FakeLLM {
+  baseURL: string;
+  pid: number;
+  /** Sets the response delay and resets the request counter. */
+  reset(delayMs: number): Promise<void>;
+  stats(): Promise<{ requests: number; firstRequestAt: number | null }>;
+  close(): Promise<void>;
+}
+
+/** Starts `bench/fake-llm-server.ts` in its own process. */
+export async function startFakeLLMProcess(delayMs = 0): Promise<FakeLLM> {
+  const child = spawn(process.execPath, ["--import", "tsx", `${BENCH_DIR}fake-llm-server.ts`, `--delay=${delayMs}`], {
+    cwd: REPO_DIR,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const port = await waitForPort(child, "fake LLM server");
+  const root = `http://127.0.0.1:${port}`;
+  return {
+    baseURL: `${root}/v1`,
+    pid: child.pid!,
+    async reset(ms) {
+      const res = await fetch(`${root}/_control`, { method: "POST", body: JSON.stringify({ delayMs: ms }) });
+      await res.arrayBuffer();
+    },
+    async stats() {
+      const res = await fetch(`${root}/_stats`);
+      return (await res.json()) as { requests: number; firstRequestAt: number | null };
+    },
+    close: () => stopChild(child),
+  };
+}
+
+/** Ends a child we started (SIGTERM, then SIGKILL after 3 s) and waits for its exit. */
+export function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    child.stdin?.end();
+    child.kill("SIGTERM");
+  });
+}
+
+/** Runs a command to its exit, with a hard time limit; resolves with its exit code and output. */
+export function runToExit(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; startedAt: number; endedAt: number }> {
+  return new Promise((resolve, reject) => {
+    const startedAt = nowEpochMs();
+    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, startedAt, endedAt: nowEpochMs() });
+    });
+  });
+}
+
+/** CPU time (user + system) a live process has used so far, ms; NaN where /proc is missing. */
+export function cpuMsOf(pid: number, ticksPerSecond = 100): number {
+  try {
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
+  } catch {
+    return Number.NaN;
+  }
+}
