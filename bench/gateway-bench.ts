@@ -1,8 +1,8 @@
 /**
  * Gateway throughput and added latency (issue 9): a real gateway in its own process, the fake LLM
  * in another answering after 50 ms, and N concurrent clients here, each sending its requests one
- * after another in its own session (`session_id`). Two gateways: `nanobot gateway` as the CLI
- * ships it, and the gateway over the AgentLoop (default gate: 3 turns at once).
+ * after another in its own session (`session_id`), against `nanobot gateway` as the CLI ships it
+ * (every request through the AgentLoop, default gate: 3 turns at once).
  *
  * Ideal throughput = min(clients, gate) / 50 ms; added latency = latency − 50 ms.
  */
@@ -11,7 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BENCH_DIR, REPO_DIR, cpuMsOf, peakRssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
+import { REPO_DIR, cpuMsOf, peakRssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import { median, percentile, table } from "./support/stats.js";
 
 const LLM_DELAY_MS = 50;
@@ -25,16 +25,10 @@ export interface GatewayVariant {
 
 export const VARIANTS: GatewayVariant[] = [
   {
-    // The CLI passes no processor, so the gateway runs turns straight through (no gate).
-    name: "nanobot gateway (CLI)",
-    gate: Number.POSITIVE_INFINITY,
-    start: (env, cwd) => spawn(process.execPath, [join(REPO_DIR, "bin/nanobot.js"), "gateway", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }),
-  },
-  {
-    name: "gateway + AgentLoop",
+    // `nanobot gateway` as shipped: every request goes through the AgentLoop (default gate: 3 turns).
+    name: "nanobot gateway",
     gate: 3,
-    // From the repository root so `--import tsx` resolves; the config comes from NANOBOT_CONFIG.
-    start: (env) => spawn(process.execPath, ["--import", "tsx", `${BENCH_DIR}gateway-child.ts`], { cwd: REPO_DIR, env, stdio: ["ignore", "pipe", "pipe"] }),
+    start: (env, cwd) => spawn(process.execPath, [join(REPO_DIR, "bin/nanobot.js"), "gateway", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }),
   },
 ];
 
