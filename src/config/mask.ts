@@ -2,10 +2,13 @@
  * Hides credentials before a config is printed or logged. Keys are matched by name (apiKey,
  * token, secret, password, Authorization, …), including env-variable and header names.
  */
+import { scrubSecretText } from "../core/scrub.js";
 import { isPlainObject } from "./normalize.js";
 
 /** Lower-cased key with `_`/`-` removed must end with one of these to be a secret. */
 const SECRET_SUFFIXES = [
+  // `SEARCH_KEY`, `X-Key`: env and header names ending in "key" carry keys.
+  "key",
   "apikey",
   "token",
   "secret",
@@ -38,9 +41,25 @@ export function maskSecrets<T>(value: T): T {
   return maskAny(value, false) as T;
 }
 
+/** `--api-key`, `-token`, `--password=…`: a command-line flag whose value is a credential. */
+const FLAG = /^--?([A-Za-z][\w-]*)(=.*)?$/;
+
+function maskArgs(values: readonly unknown[], secret: boolean): unknown[] {
+  return values.map((v, i) => {
+    if (typeof v !== "string") return maskAny(v, secret);
+    const inline = FLAG.exec(v);
+    if (inline?.[1] && inline[2] && isSecretKey(inline[1])) return `--${inline[1]}=${maskValue(inline[2].slice(1))}`;
+    const prev = i > 0 ? values[i - 1] : undefined;
+    const flag = typeof prev === "string" ? FLAG.exec(prev) : null;
+    if (flag?.[1] && !flag[2] && isSecretKey(flag[1])) return maskValue(v);
+    return maskAny(v, secret);
+  });
+}
+
 function maskAny(value: unknown, secret: boolean): unknown {
-  if (typeof value === "string") return secret ? maskValue(value) : value;
-  if (Array.isArray(value)) return value.map((v) => maskAny(v, secret));
+  // URLs carry credentials in userinfo and query strings whatever the key is called.
+  if (typeof value === "string") return secret ? maskValue(value) : scrubSecretText(value);
+  if (Array.isArray(value)) return maskArgs(value, secret);
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
     // Under a secret name (a Go `env` entry such as OPENAI_API_KEY: {default: …}) only the

@@ -60,5 +60,29 @@ function parseYaml(text: string, file: string): unknown {
     const reason = (first.message.split("\n")[0] ?? first.message).replace(/ at line \d+, column \d+:?$/, "");
     throw new ConfigError(`${file}: ${loc}invalid YAML: ${reason}`, { file, expected: "valid YAML", cause: first });
   }
-  return doc.toJS({ maxAliasCount: 1000 }) as unknown;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 1000 }) as unknown;
+  } catch (err) {
+    // yaml throws a ReferenceError for alias bombs ("excessive alias count").
+    throw new ConfigError(`${file}: invalid YAML: ${err instanceof Error ? err.message : String(err)}`, { file, expected: "valid YAML", cause: err });
+  }
+  if (isCyclic(data)) {
+    throw new ConfigError(`${file}: invalid YAML: an alias refers to the node that contains it (a recursive structure)`, {
+      file,
+      expected: "YAML without self-referencing aliases",
+    });
+  }
+  return data;
+}
+
+/** `a: &x [*x]` is legal YAML but a cycle in JS; every later walk of the config would overflow the stack. */
+function isCyclic(value: unknown, ancestors: Set<unknown> = new Set()): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (ancestors.has(value)) return true;
+  ancestors.add(value);
+  const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
+  const cyclic = children.some((child) => isCyclic(child, ancestors));
+  ancestors.delete(value);
+  return cyclic;
 }

@@ -3,6 +3,7 @@
  * create a pino logger. Secrets are redacted by key name before anything is written.
  */
 import { pino } from "pino";
+import { scrubSecretData, scrubSecretText } from "./scrub.js";
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
@@ -59,12 +60,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 function wrap(p: pino.Logger): Logger {
+  // Key-name redaction misses credentials inside text (URLs quoted by error messages), so
+  // messages and string data are scrubbed too — only for lines that will be written.
+  const at =
+    (level: LogLevel) =>
+    (msg: string, data?: Record<string, unknown>): void => {
+      if (!p.isLevelEnabled(level)) return;
+      p[level](data ? scrubSecretData(data) : {}, scrubSecretText(msg));
+    };
   return {
-    trace: (msg, data) => p.trace(data ?? {}, msg),
-    debug: (msg, data) => p.debug(data ?? {}, msg),
-    info: (msg, data) => p.info(data ?? {}, msg),
-    warn: (msg, data) => p.warn(data ?? {}, msg),
-    error: (msg, data) => p.error(data ?? {}, msg),
-    child: (bindings) => wrap(p.child(bindings)),
+    trace: at("trace"),
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (bindings) => wrap(p.child(scrubSecretData(bindings))),
   };
 }

@@ -23,6 +23,7 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AbortedError, ToolTimeoutError, errorMessage } from "../core/errors.js";
 import { clientCapabilities, registerClientRequestHandlers } from "./client-requests.js";
+import { listToolsPage } from "./lenient-tools.js";
 import { listAll } from "./paging.js";
 import { isTransientTransportError } from "./transient.js";
 import { createTransport } from "./transport.js";
@@ -235,7 +236,7 @@ export class McpConnection {
     const caps = client.getServerCapabilities() ?? {};
     try {
       const [tools, prompts, resources, resourceTemplates] = await Promise.all([
-        caps.tools ? listAll((cursor) => client.listTools({ cursor }), (r) => r.tools) : Promise.resolve([]),
+        caps.tools ? listAll((cursor) => listToolsPage(client, cursor, this.name, this.options.log), (r) => r.tools) : Promise.resolve([]),
         caps.prompts ? listAll((cursor) => client.listPrompts({ cursor }), (r) => r.prompts).catch(() => []) : Promise.resolve([]),
         caps.resources ? listAll((cursor) => client.listResources({ cursor }), (r) => r.resources).catch(() => []) : Promise.resolve([]),
         caps.resources

@@ -3,8 +3,8 @@
  * (`{cursor, timestamp, content, sessionKey}`). Cursors increase by one per entry so Dream can
  * remember how far it has read. Appends are serialised per file inside this process.
  */
-import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { HISTORY_FILE } from "./workspace.js";
 
 export interface HistoryEntry {
@@ -30,6 +30,9 @@ export class HistoryLog {
   append(sessionKey: string, content: string): HistoryEntry {
     this.lastCursor ??= this.readTail().at(-1)?.cursor ?? 0;
     const entry: HistoryEntry = { cursor: this.lastCursor + 1, timestamp: new Date(this.now()).toISOString(), content, sessionKey };
+    // A workspace whose memory/ folder is missing (deleted, or never scaffolded) must not make
+    // every consolidating turn throw ENOENT.
+    mkdirSync(dirname(this.path), { recursive: true });
     appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
     this.lastCursor = entry.cursor;
     return entry;

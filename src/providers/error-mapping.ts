@@ -133,7 +133,10 @@ export function mapHttpError(
   if (byStatus.kind === "quota") return new ProviderError(message, { ...common, kind: "quota" });
   // The vendor code refines ambiguous statuses (e.g. 500 vs 503 overloaded); 4xx client and
   // conflict statuses keep the status' meaning.
-  const byCode = [400, 401, 403, 409].includes(status) ? undefined : kindFromCode(fields.type ?? "", fields.code ?? "");
+  // A generic `invalid_request_error` type must not turn a 429 or 5xx into a final bad request
+  // (OpenAI-compatible proxies send it on rate limits); the status says more than that type.
+  const coded = [400, 401, 403, 409].includes(status) ? undefined : kindFromCode(fields.type ?? "", fields.code ?? "");
+  const byCode = coded === "bad_request" && (status === 429 || status >= 500) ? undefined : coded;
   if (byCode) return new ProviderError(message, { ...common, kind: byCode });
   return new ProviderError(message, { ...common, kind: byStatus.kind, retryable: byStatus.retryable });
 }
@@ -190,7 +193,9 @@ export function mapNetworkError(err: unknown, signal: AbortSignal | undefined, c
   const kind: ProviderErrorKind = code && TIMEOUT_CODES.has(code) ? "timeout" : "connection";
   const detail = err instanceof Error ? err.message : String(err);
   const known = code && (CONNECTION_CODES.has(code) || TIMEOUT_CODES.has(code)) ? ` (${code})` : "";
-  return new ProviderError(`${ctx.provider ?? "provider"} ${kind} error${known}: ${detail}`, {
+  // "terminated" alone tells a user nothing; say that the answer was cut off part-way.
+  const what = ctx.streamed && kind === "connection" ? "connection lost mid-answer" : `${kind} error`;
+  return new ProviderError(`${ctx.provider ?? "provider"} ${what}${known}: ${detail}`, {
     kind,
     provider: ctx.provider,
     model: ctx.model,

@@ -14,6 +14,8 @@ import { withRetry } from "./retry.js";
 import type { RetryOptions } from "./retry.js";
 import { mergeProviderSettings } from "./settings.js";
 import type { GoProviderSettings, ModelPreset, ProviderSettings } from "./settings.js";
+import { realSleep } from "./timing.js";
+import type { SleepFunction } from "./timing.js";
 import type { FetchFunction, LogFunction, ModelTarget } from "./types.js";
 
 export interface ProviderRegistryInput {
@@ -71,8 +73,25 @@ function withDefaults(model: LanguageModel, preset: ModelPreset | undefined): La
   return { provider: model.provider, model: model.model, contextWindow: model.contextWindow, stream };
 }
 
+/**
+ * Test/ops seams read from the registry's env: `NANOBOT_RETRY_SCALE` multiplies every retry
+ * wait (0 = retry at once; the reliability suite uses it so a 4-attempt schedule does not take
+ * 7 s), `NANOBOT_STREAM_IDLE_MS` replaces the 90 s stalled-stream limit. Explicit options win.
+ */
+export function timingFromEnv(env: Record<string, string | undefined>): { retrySleep?: SleepFunction; idleTimeoutMs?: number } {
+  const out: { retrySleep?: SleepFunction; idleTimeoutMs?: number } = {};
+  const scale = Number(env.NANOBOT_RETRY_SCALE);
+  if (env.NANOBOT_RETRY_SCALE !== undefined && Number.isFinite(scale) && scale >= 0 && scale !== 1) {
+    out.retrySleep = (ms, signal) => realSleep(Math.round(ms * scale), signal);
+  }
+  const idle = Number(env.NANOBOT_STREAM_IDLE_MS);
+  if (env.NANOBOT_STREAM_IDLE_MS !== undefined && Number.isFinite(idle) && idle > 0) out.idleTimeoutMs = idle;
+  return out;
+}
+
 export function createProviderRegistry(input: ProviderRegistryInput = {}): ProviderRegistry {
   const env = input.env ?? {};
+  const timing = timingFromEnv(env);
   const settings = mergeProviderSettings(input.providers, input.llmProviders);
   const presets = input.modelPresets ?? {};
   const knownProviders = [...new Set([...PROVIDER_CATALOG.map((p) => p.name), ...settings.keys()])];
@@ -134,7 +153,11 @@ export function createProviderRegistry(input: ProviderRegistryInput = {}): Provi
       ...(apiKey ? { apiKey } : {}),
       ...(own.extraHeaders ? { headers: own.extraHeaders } : {}),
       ...(input.fetch ? { fetch: input.fetch } : {}),
-      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+      ...(options.idleTimeoutMs !== undefined
+        ? { idleTimeoutMs: options.idleTimeoutMs }
+        : timing.idleTimeoutMs !== undefined
+          ? { idleTimeoutMs: timing.idleTimeoutMs }
+          : {}),
       ...(input.log ? { log: input.log } : {}),
     };
     return preset ? { target, preset } : { target };
@@ -149,7 +172,7 @@ export function createProviderRegistry(input: ProviderRegistryInput = {}): Provi
       contextWindow: preset?.contextWindowTokens ?? options.contextWindow,
       stream: (request, signal) => adapter(target, request, signal),
     };
-    if (options.retry !== false) model = withRetry(model, { log: input.log, ...options.retry });
+    if (options.retry !== false) model = withRetry(model, { log: input.log, ...(timing.retrySleep ? { sleep: timing.retrySleep } : {}), ...options.retry });
     if (options.imageFallback !== false) model = withImageFallback(model, { log: input.log });
     return withDefaults(model, preset);
   };

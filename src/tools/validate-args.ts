@@ -101,6 +101,12 @@ function validateVariants(value: unknown, variants: unknown[], path: string, err
 
 function validateNode(value: unknown, schema: Schema, path: string, errors: string[]): void {
   if (errors.length >= MAX_ERRORS) return;
+  // Boolean schemas (`items: true`) and junk from MCP servers must not throw: `false` rejects
+  // everything, anything else that is not an object constrains nothing.
+  if (!isRecord(schema)) {
+    if ((schema as unknown) === false) errors.push(`${label(path)}: is not allowed`);
+    return;
+  }
   const variants = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined;
   if (variants) validateVariants(value, variants, path, errors);
 

@@ -12,6 +12,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { RawData, WebSocket } from "ws";
 import type { OutboundMessage } from "../../bus/types.js";
+import { isLoopbackHost } from "../../config/config-helpers.js";
 import { ConfigError, errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Channel, ChannelDeps } from "../types.js";
@@ -54,7 +55,9 @@ export class WebSocketChannel implements Channel {
   async start(): Promise<void> {
     if (this.wss) return;
     const host = this.boundHost();
-    if (!this.config.token && host !== undefined && isWildcardHost(host)) {
+    // Any address other people can reach needs the token: with an empty allowFrom the
+    // channel admits every client, so a LAN or public IP must not be open like loopback is.
+    if (!this.config.token && host !== undefined && (isWildcardHost(host) || !isLoopbackHost(host))) {
       const path = `channels.${this.name}.token`;
       throw new ConfigError(`${path}: a token is required when listening on ${host || "all interfaces"}`, { path, expected: "a token" });
     }

@@ -2,7 +2,7 @@
  * Context governance: the pipeline that turns the persisted history into a legal request that
  * fits the budget, run on a copy before every LLM call (the history itself is never mutated).
  *
- *   drop malformed → drop orphans → backfill → normalise empty → offload large results →
+ *   drop malformed → unique call ids → drop orphans → backfill → normalise empty → offload large results →
  *   (over budget) microcompact → (still over) snip → drop orphans → backfill
  */
 import type { Message } from "../../core/messages.js";
@@ -11,6 +11,7 @@ import { microcompact } from "./microcompact.js";
 import { offloadLargeResults, type PendingWrite } from "./offload.js";
 import { backfillMissingResults, dropMalformed, dropOrphanResults, normalizeEmptyResults } from "./sanitize.js";
 import { snipHistory } from "./snip.js";
+import { uniqueCallIds } from "./unique-call-ids.js";
 
 export interface GovernOptions {
   estimator: TokenEstimator;
@@ -47,7 +48,7 @@ export interface GovernResult {
 export const MICROCOMPACT_TARGET = 0.85;
 
 function legalize(messages: readonly Message[]): readonly Message[] {
-  return backfillMissingResults(dropOrphanResults(messages));
+  return backfillMissingResults(dropOrphanResults(uniqueCallIds(messages)));
 }
 
 /** Runs the governance pipeline over a copy of `history`. Pure apart from the estimator cache. */
