@@ -54,6 +54,9 @@ describe("list_dir", () => {
     expect((await run("list_dir", { path: "sub" })).text).toBe("(sub is empty)");
     expect((await run("list_dir", { path: "notes.txt" })).text).toMatch(/is not a directory/);
     expect((await run("list_dir", { path: "nope" })).text).toBe("Error: directory not found: nope");
+    // find_files shares the directory check and its messages.
+    expect((await run("find_files", { pattern: "*", path: "notes.txt" })).text).toBe("Error: notes.txt is not a directory. Use read_file to read a file.");
+    expect((await run("find_files", { pattern: "*", path: "nope" })).text).toBe("Error: directory not found: nope");
   });
 });
 

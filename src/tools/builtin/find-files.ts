@@ -1,5 +1,4 @@
 /** find_files: paths matching a glob, found by a bounded walk of the tree. */
-import { stat } from "node:fs/promises";
 import picomatch from "picomatch";
 import { z } from "zod";
 import type { Tool } from "../tool.js";
@@ -31,10 +30,8 @@ export function createFindFilesTool(guard: WorkspaceGuard): Tool {
     readOnly: true,
     async run(args, ctx, signal) {
       const target = args.path ?? ".";
-      const checked = await guard.check(target, ctx);
+      const checked = await guard.checkDirectory(target, ctx, "Use read_file to read a file.");
       if (!checked.ok) return errorResult(checked.error);
-      const info = await stat(checked.path).catch(() => undefined);
-      if (!info?.isDirectory()) return errorResult(`Error: directory not found: ${target}`);
       let matches: (path: string) => boolean;
       try {
         matches = picomatch(args.pattern, { dot: true, basename: !args.pattern.includes("/") });

@@ -1,5 +1,4 @@
 /** list_dir: the entries of a directory, optionally recursive, capped at 200. */
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
@@ -27,11 +26,8 @@ export function createListDirTool(guard: WorkspaceGuard): Tool {
     readOnly: true,
     async run(args, ctx, signal) {
       const target = args.path ?? ".";
-      const checked = await guard.check(target, ctx);
+      const checked = await guard.checkDirectory(target, ctx, "Use read_file to read a file.");
       if (!checked.ok) return errorResult(checked.error);
-      const info = await stat(checked.path).catch(() => undefined);
-      if (!info) return errorResult(`Error: directory not found: ${target}`);
-      if (!info.isDirectory()) return errorResult(`Error: ${target} is not a directory. Use read_file to read a file.`);
       const state: WalkState = { visited: 0, truncated: false };
       const shown: string[] = [];
       let total = 0;

@@ -5,7 +5,7 @@
  * as a door. Repeated attempts on the same target in one turn get a firmer answer.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { realpath } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 
@@ -93,6 +93,19 @@ export class WorkspaceGuard {
   }
 
   /** Resolves and checks a path argument; the error text is ready for the model. */
+  /**
+   * A directory argument: checked like any path, then required to exist and be a directory.
+   * `fileHint` is appended when the path is a file (what to use instead).
+   */
+  async checkDirectory(input: string, ctx: { workspace?: string; turnId?: string; sessionKey?: string }, fileHint = ""): Promise<PathCheck> {
+    const checked = await this.check(input, ctx);
+    if (!checked.ok) return checked;
+    const info = await stat(checked.path).catch(() => undefined);
+    if (!info) return { ok: false, error: `Error: directory not found: ${input}` };
+    if (!info.isDirectory()) return { ok: false, error: `Error: ${input} is not a directory.${fileHint ? ` ${fileHint}` : ""}` };
+    return checked;
+  }
+
   async check(input: string, ctx: { workspace?: string; turnId?: string; sessionKey?: string }): Promise<PathCheck> {
     const lexical = this.absolute(input, ctx.workspace);
     const real = await realpathLenient(lexical);
