@@ -20,6 +20,11 @@ export default tseslint.config(
     },
   },
   {
+    // Build scripts run on Node.
+    files: ["scripts/**/*.mjs"],
+    languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
+  },
+  {
     files: ["test/**/*.ts", "bench/**/*.ts", "src/cli/**/*.ts"],
     rules: { "no-console": "off", "@typescript-eslint/no-non-null-assertion": "off" },
   },

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in dist/ (built by `npm install` via the prepare script).
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
@@ -8,7 +8,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  const { main } = await import("../dist/cli/main.js");
+  // The bundled CLI starts faster (scripts/bundle-cli.mjs); tsc's output alone works too.
+  const bundled = new URL("../dist/bundle/main.js", import.meta.url);
+  const { main } = await import(existsSync(bundled) ? bundled.href : "../dist/cli/main.js");
   main(process.argv).then(
     (code) => {
       process.exitCode = code;

@@ -30,6 +30,7 @@ import { abortedReply, SessionLanes } from "./session-lanes.js";
 import type { Lane, WorkItem } from "./session-lanes.js";
 import { SubagentManager, subagentNotice } from "./subagents.js";
 import type { SubagentResult } from "./subagents.js";
+import { settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
 import { runTurnStages } from "./turn-runner.js";
 import { buildTurnTools } from "./turn-tools.js";
 import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
@@ -194,7 +195,11 @@ export class AgentLoop implements TurnProcessor {
 
   // ── entries ─────────────────────────────────────────────────────────────────────────────
 
-  /** One turn for a direct caller (CLI, HTTP API, MCP, cron), through the session's lane. */
+  /**
+   * One turn for a direct caller (CLI, HTTP API, MCP, cron), through the session's lane. A turn
+   * that fails, in the engine or in any stage around it, resolves with an error reply
+   * (`stopReason: "error"`, `error` set); the promise does not reject for it.
+   */
   process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
     const text = contentText(request.content);
     if (this.commands.isPriority(text)) return this.runPriority(request, text);
@@ -242,7 +247,7 @@ export class AgentLoop implements TurnProcessor {
     };
     if (this.commands.isPriority(message.content)) {
       this.runPriority(request, message.content).then(
-        (reply) => this.relayFor(route).send(`${message.id}:command`, reply.content),
+        (reply) => this.relayFor(route).send(`${message.id}:command`, reply.error !== undefined ? `Sorry, I could not answer: ${reply.error}` : reply.content),
         (error: unknown) => this.report({ type: "inbound_failed", error, sessionKey, message }),
       );
       return;
@@ -300,9 +305,8 @@ export class AgentLoop implements TurnProcessor {
     lane.active = { item, abort };
     if (item.signal?.aborted) abort.abort();
     const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
-    let release: (() => void) | undefined;
+    let begunTurnId: string | undefined;
     try {
-      release = await this.gate.acquire(abort.signal);
       const { reply } = await runTurnStages(
         { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
         {
@@ -314,10 +318,14 @@ export class AgentLoop implements TurnProcessor {
             item.onEvent?.(event);
           },
           drainInjections: (limit) => this.drainInjections(lane, limit),
-          onTurnBegun: (turnId) => relay?.begin(turnId),
+          onTurnBegun: (turnId) => {
+            begunTurnId = turnId;
+            relay?.begin(turnId);
+          },
           extraTools: (profile) =>
             buildTurnTools({ profile, item, relay, bus: this.bus, subagents: this.subagents, cron: this.cron, store: this.runtime.store() }),
           ...(relay ? { withoutTools: ["message"] } : {}),
+          modelSlot: (signal) => this.gate.acquire(signal),
         },
       );
       if (relay) {
@@ -327,19 +335,22 @@ export class AgentLoop implements TurnProcessor {
       }
       // The turn is over: a /stop from now on has nothing running here to count.
       lane.active = undefined;
-      release();
-      await this.continueGoal(item, reply);
+      // The reply stands even when queueing the next goal round fails.
+      await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
       item.resolve(reply);
     } catch (error) {
-      if (isAbortError(error) || abort.signal.aborted) {
+      // A stage threw: close what the turn left open and answer with an error reply, never a rejection.
+      const stopped = isAbortError(error) || abort.signal.aborted;
+      await settleThrownTurn(this.runtime, { sessionKey: item.sessionKey, request: item.request, turnId: begunTurnId, error, stopped });
+      if (stopped) {
         item.resolve(abortedReply(item));
         return;
       }
       this.report({ type: "turn_failed", error, sessionKey: item.sessionKey, ...(item.inbound ? { message: item.inbound } : {}) });
-      if (relay) await relay.send(`${item.inbound?.id ?? newId("msg")}:error`, `Sorry, I could not answer: ${errorMessage(error).split("\n")[0]}`);
-      item.reject(error);
+      const reply = thrownTurnReply(item.sessionKey, error, begunTurnId ? { turnId: begunTurnId } : {});
+      if (relay) await relay.send(`${item.inbound?.id ?? newId("msg")}:error`, `Sorry, I could not answer: ${reply.error}`);
+      item.resolve(reply);
     } finally {
-      release?.();
       lane.active = undefined;
     }
   }
@@ -386,8 +397,13 @@ export class AgentLoop implements TurnProcessor {
   private async runPriority(request: TurnRequest, text: string): Promise<TurnReply> {
     const parsed = parseCommand(text);
     if (!parsed) throw new AbortedError("not a command");
-    const content = await this.commands.run(parsed, { sessionKey: request.sessionKey, request, host: this.host });
-    return { content, sessionKey: request.sessionKey, stopReason: "completed", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, command: parsed.name };
+    try {
+      const content = await this.commands.run(parsed, { sessionKey: request.sessionKey, request, host: this.host });
+      return { content, sessionKey: request.sessionKey, stopReason: "completed", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, command: parsed.name };
+    } catch (error) {
+      this.report({ type: "turn_failed", error, sessionKey: request.sessionKey });
+      return thrownTurnReply(request.sessionKey, error, { command: parsed.name });
+    }
   }
 
   private relayFor(route: ReplyRoute): OutboundRelay {

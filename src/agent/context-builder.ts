@@ -3,6 +3,7 @@
  * rarely come first (identity, workspace files, tool contract, skills), then memory and recent
  * history (change after consolidation/Dream), and the runtime facts (time, channel) last.
  */
+import { describeNow } from "./local-time.js";
 import { HistoryLog } from "../memory/history-log.js";
 import { loadSkills, mentionedSkills, skillsPrompt } from "../memory/skills.js";
 import type { Skill } from "../memory/skills.js";
@@ -86,14 +87,8 @@ export class ContextBuilder {
 
   private runtimeFacts(input: BuildContextInput): string {
     const now = new Date((this.options.now ?? Date.now)());
-    const tz = this.options.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-    let local: string;
-    try {
-      local = now.toLocaleString("en-US", { timeZone: tz, dateStyle: "full", timeStyle: "short" });
-    } catch {
-      local = now.toISOString();
-    }
-    const lines = [`# Runtime`, `- Current time: ${local} (${tz})`, `- Workspace: ${this.options.workspace}`];
+    const { time, zone } = describeNow(now, this.options.timezone);
+    const lines = [`# Runtime`, `- Current time: ${time} (${zone})`, `- Workspace: ${this.options.workspace}`];
     if (input.channel) lines.push(`- Channel: ${input.channel}`);
     if (input.chatId) lines.push(`- Chat: ${input.chatId}`);
     lines.push(`- Session: ${input.sessionKey}`);

@@ -54,13 +54,16 @@ export function goalContinuePrompt(goal: GoalState): string {
   return `[Goal] Continue working on the goal: ${goal.objective}\nRound ${goal.rounds} of ${MAX_GOAL_ROUNDS}. Take the next concrete step; call update_goal when the goal is done.`;
 }
 
+const createGoalSchema = z.object({ objective: z.string().min(1).describe("What must be achieved, concretely.") });
+const updateGoalSchema = z.object({ status: z.enum(["active", "done", "abandoned"]), note: z.string().optional().describe("Progress or outcome, one line.") });
+
 /** `create_goal` and `update_goal`, bound to one session. */
 export function createGoalTools(store: SessionStore, sessionKey: string): Tool[] {
   return [
     defineTool({
       name: "create_goal",
       description: "Set a goal you will keep working on across several turns until you mark it done with update_goal.",
-      schema: z.object({ objective: z.string().min(1).describe("What must be achieved, concretely.") }),
+      schema: createGoalSchema,
       async run(args) {
         await setGoal(store, sessionKey, newGoal(args.objective));
         return `Goal set: ${args.objective}`;
@@ -69,7 +72,7 @@ export function createGoalTools(store: SessionStore, sessionKey: string): Tool[]
     defineTool({
       name: "update_goal",
       description: "Mark the session's goal as done or abandoned (ends the goal), or keep it active with a progress note.",
-      schema: z.object({ status: z.enum(["active", "done", "abandoned"]), note: z.string().optional().describe("Progress or outcome, one line.") }),
+      schema: updateGoalSchema,
       async run(args) {
         const session = await store.getSession(sessionKey);
         const goal = readGoal(session?.metadata);

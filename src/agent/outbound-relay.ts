@@ -59,6 +59,8 @@ export class OutboundRelay {
     let content = reply.content;
     if (reply.stopReason === "error") content = content || `Sorry, I could not answer: ${reply.error ?? "the model failed"}`;
     if (reply.stopReason === "aborted") content = "";
+    // Notes (a message cut to fit the model) go first, as their own message: the user must see them.
+    if (reply.warnings?.length) this.publish({ ...base, kind: "message", id: `${id}:note`, content: reply.warnings.map((w) => `Note: ${w}`).join("\n") });
     if (this.streamed && this.streamId) {
       // A started stream is always closed, even when the reply itself is suppressed.
       this.publish({ channel: base.channel, chatId: base.chatId, kind: "stream_end", streamId: this.streamId, id, content: this.suppressed ? "" : content });

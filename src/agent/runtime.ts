@@ -12,6 +12,7 @@ import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js"
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { McpClientManager } from "../mcp/manager.js";
+import { ElicitationRouter } from "../mcp/elicitation-router.js";
 import { createProviderRegistry } from "../providers/registry.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { FetchFunction } from "../providers/types.js";
@@ -78,6 +79,8 @@ export class Runtime {
   /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
   private readonly builtinCache = new Map<string, Tool[]>();
   private mcpPromise: Promise<McpClientManager> | undefined;
+  /** Faces that can ask the user (web UI, interactive CLI) register here while their turn runs. */
+  readonly elicitation: ElicitationRouter;
   private localModelRef: string | undefined;
   private readonly options: RuntimeOptions;
 
@@ -88,6 +91,7 @@ export class Runtime {
     this.env = options.env ?? process.env;
     this.logger = options.logger ?? silentLogger;
     this.workspace = options.config.agents.defaults.workspace;
+    this.elicitation = new ElicitationRouter({ log: (level, msg, data) => this.logger[level](msg, data) });
     this.registry = createProviderRegistry({
       providers: options.config.providers,
       llmProviders: options.config.llmProviders,
@@ -120,6 +124,8 @@ export class Runtime {
       const manager = new McpClientManager(this.config.mcpServers, {
         env: this.env,
         sampling: createSamplingHandler(this),
+        // Always advertised; declined when the turn's face cannot ask (see ElicitationRouter).
+        elicitation: this.elicitation.handle,
         log: (level, msg, data) => this.logger[level](msg, data),
       });
       const failures = this.options.connectMcp === false ? [] : await manager.start();

@@ -9,12 +9,13 @@ import { runAgent } from "../engine/loop/run-agent.js";
 import type { AgentHooks } from "../engine/hooks.js";
 import type { AgentEvent, Checkpoint, RunResult } from "../core/events.js";
 import type { Message } from "../core/messages.js";
-import { systemMessage, userMessage } from "../core/message-helpers.js";
+import { systemMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
 import type { SessionStore } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
+import { prepareTurnInput } from "./turn-input.js";
 
 export interface SessionTurnInput {
   sessionKey: string;
@@ -33,6 +34,8 @@ export interface SessionTurnInput {
 export interface SessionTurnResult extends RunResult {
   sessionKey: string;
   turnId: string;
+  /** User-facing notes, e.g. that the message was cut to fit the model. */
+  warnings?: string[];
 }
 
 /** Fraction of the window the replayed history may take, leaving room for the turn itself. */
@@ -117,7 +120,9 @@ export async function closeThrownTurn(store: SessionStore, turnId: string, err: 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
-  const user = userMessage(input.content);
+  const prepared = await prepareTurnInput(runtime, profile, sessionKey, input.content);
+  if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
+  const user = prepared.message;
   const turn = await store.beginTurn(sessionKey, user);
   try {
     const estimator = sharedTokenEstimator(profile.modelRef);
@@ -136,7 +141,7 @@ export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput):
       hooks: input.hooks,
     });
     await saveTurnOutcome(store, turn.turnId, outcome);
-    return { ...outcome.result, sessionKey, turnId: turn.turnId };
+    return { ...outcome.result, sessionKey, turnId: turn.turnId, ...(prepared.warning ? { warnings: [prepared.warning] } : {}) };
   } catch (err) {
     await closeThrownTurn(store, turn.turnId, err);
     runtime.logger.error("turn failed", { sessionKey, error: errorMessage(err) });

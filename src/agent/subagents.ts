@@ -16,6 +16,12 @@ import type { AgentProfile } from "./runtime.js";
 import { Semaphore } from "./semaphore.js";
 
 /** Tools a sub-agent never gets. */
+const spawnSchema = z.object({
+  task: z.string().min(1).describe("What the sub-agent must do, with every detail it needs."),
+  label: z.string().min(1).optional().describe("A short name for the task."),
+  wait: z.boolean().optional().describe("Wait for the result instead of running in the background (default false)."),
+});
+
 export const SUBAGENT_EXCLUDED_TOOLS = ["spawn", "message", "cron"] as const;
 
 export interface SubagentOrigin {
@@ -91,11 +97,7 @@ export class SubagentManager {
       description:
         "Start a sub-agent that works on a task in the background with its own tools. By default returns at " +
         "once and the result is reported back to this conversation when ready; set wait=true to wait for the result.",
-      schema: z.object({
-        task: z.string().min(1).describe("What the sub-agent must do, with every detail it needs."),
-        label: z.string().min(1).optional().describe("A short name for the task."),
-        wait: z.boolean().optional().describe("Wait for the result instead of running in the background (default false)."),
-      }),
+      schema: spawnSchema,
       run: async (args) => {
         const label = args.label ?? args.task.slice(0, 40);
         const run = this.start(profile, origin, args.task, label);

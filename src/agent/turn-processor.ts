@@ -33,6 +33,8 @@ export interface TurnReply {
   usage: Usage;
   /** Set when the turn failed; a one-line, user-facing reason. */
   error?: string;
+  /** Things the user should know about the turn, e.g. that their message was cut to fit the model. */
+  warnings?: string[];
   /** Set when a slash command answered instead of the model (`/help`, `/new`, …). */
   command?: string;
   turnId?: string;
@@ -63,6 +65,7 @@ export class DirectTurnProcessor implements TurnProcessor {
       usage: result.usage,
       turnId: result.turnId,
       ...(result.stopReason === "error" ? { error: errorLine(result.error) } : {}),
+      ...(result.warnings ? { warnings: result.warnings } : {}),
     };
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { AgentEvent } from "../core/events.js";
 import { errorMessage } from "../core/errors.js";
-import { systemMessage, userMessage } from "../core/message-helpers.js";
+import { systemMessage } from "../core/message-helpers.js";
 import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
@@ -21,6 +21,7 @@ import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "
 import type { TurnEngineOutcome } from "./session-turn.js";
 import { StageTimer } from "./stage-timer.js";
 import type { StageTiming } from "./stage-timer.js";
+import { prepareTurnInput } from "./turn-input.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
 /** History is read up to this multiple of its budgets, so consolidation can see that it is full. */
@@ -40,6 +41,12 @@ export interface TurnJob {
   onTurnBegun?: (turnId: string) => void;
   /** Profile tools to leave out for this turn. */
   withoutTools?: readonly string[];
+  /**
+   * The concurrency gate: taken before the turn's first model call (consolidation or the run)
+   * and given back when the engine is done, so restoring, building and saving — and slash
+   * commands, which call no model — never hold a slot.
+   */
+  modelSlot?: (signal: AbortSignal) => Promise<() => void>;
 }
 
 export interface TurnOutcome {
@@ -57,6 +64,29 @@ export interface TurnRunnerDeps {
 }
 
 export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise<TurnOutcome> {
+  let release: (() => void) | undefined;
+  const slot = {
+    take: async (): Promise<void> => {
+      if (!release && job.modelSlot) release = await job.modelSlot(job.signal);
+    },
+    give: (): void => {
+      release?.();
+      release = undefined;
+    },
+  };
+  try {
+    return await runStages(deps, job, slot);
+  } finally {
+    slot.give();
+  }
+}
+
+interface SlotHandle {
+  take(): Promise<void>;
+  give(): void;
+}
+
+async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: SlotHandle): Promise<TurnOutcome> {
   const { runtime, context } = deps;
   const { request, sessionKey } = job;
   const store = runtime.store();
@@ -99,6 +129,7 @@ export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise
         log: context.history,
         signal: job.signal,
         logger: runtime.logger,
+        beforeModelCall: slot.take,
       });
       return outcome.history;
     });
@@ -121,13 +152,16 @@ export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise
     return [systemMessage(built.system), ...replay];
   });
 
-  const user = userMessage(request.content);
+  const input = await prepareTurnInput(runtime, profile, sessionKey, request.content);
+  if (input.warning) job.onEvent?.({ type: "warning", message: input.warning });
+  const user = input.message;
   let turnId = "";
   let contextTokens = 0;
   const onEvent = (event: AgentEvent): void => {
     if (event.type === "llm_request") contextTokens = event.estimatedTokens;
     job.onEvent?.(event);
   };
+  await slot.take();
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
     const turn = await store.beginTurn(sessionKey, user);
     turnId = turn.turnId;
@@ -153,6 +187,7 @@ export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise
     }
   });
 
+  slot.give();
   await timer.stage("save", async () => {
     await saveTurnOutcome(store, turnId, outcome);
     const prev = (restored.session?.metadata.usage ?? {}) as Partial<Usage>;
@@ -175,6 +210,7 @@ export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise
     usage: result.usage,
     turnId,
     ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)) } : {}),
+    ...(input.warning ? { warnings: [input.warning] } : {}),
   };
   return { reply, timings: timer.timings };
 }

@@ -21,7 +21,11 @@ export interface InboundMessage {
   senderId: string;
   content: string;
   media?: MediaItem[];
-  /** Channel specifics: platform message id, group flag, mention, reply-to, … */
+  /**
+   * Channel specifics: platform message id, group flag, mention, reply-to, … The agent layer
+   * also reads `agent` (which agent answers) here; only in-process publishers may set it: the
+   * InboundGate drops it, and the other routing keys, from platform messages.
+   */
   metadata?: Record<string, unknown>;
   /** Overrides the default `channel:chatId` session key (unified sessions, threads). */
   sessionKey?: string;

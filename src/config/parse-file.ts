@@ -3,11 +3,15 @@
  * file and the line, since that is the first thing a user needs to fix a typo.
  */
 import { extname } from "node:path";
-import { parseDocument } from "yaml";
+import type * as Yaml from "yaml";
 import { ConfigError } from "../core/errors.js";
+import { lazyPackage } from "../core/lazy-package.js";
 import { lineColumn, locateJsonError } from "./json-locate.js";
 import { isPlainObject } from "./normalize.js";
 import type { PlainObject } from "./normalize.js";
+
+/** Loaded for YAML files only: JSON configs (the common case) never pay for the parser. */
+const yaml = lazyPackage<typeof Yaml>("yaml");
 
 export type ConfigFormat = "json" | "yaml";
 
@@ -51,7 +55,7 @@ function parseJson(text: string, file: string): unknown {
 }
 
 function parseYaml(text: string, file: string): unknown {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const doc = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];

@@ -31,6 +31,7 @@ export const mcpServerSchema = z
     headers: stringMap().optional(),
     enabledTools: stringList().optional().describe('Tool names to expose; ["*"] or absent = all'),
     toolTimeout: nonNegativeNumber().optional().describe("Seconds before a tool call is cancelled"),
+    connectTimeout: nonNegativeNumber().optional().describe("Seconds the startup handshake may take (default 20)"),
     // Go nanobot descriptive fields.
     name: str().optional(),
     shortName: str().optional(),

@@ -2,10 +2,19 @@ import { randomBytes } from "node:crypto";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
+/** Random bytes fetched 4 KiB at a time: a turn makes dozens of ids, one syscall each otherwise. */
+const POOL_SIZE = 4096;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
 function randomSuffix(length: number): string {
-  const bytes = randomBytes(length);
+  if (poolOffset + length > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
   let out = "";
-  for (const b of bytes) out += ALPHABET[b % 36];
+  for (let i = 0; i < length; i++) out += ALPHABET[(pool[poolOffset + i] ?? 0) % 36];
+  poolOffset += length;
   return out;
 }
 

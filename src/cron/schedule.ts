@@ -2,8 +2,11 @@
  * Next-run computation. Cron expressions go through croner (only its pure `nextRun`, never its
  * timers), so the service can run on an injected clock and tests never wait.
  */
-import { Cron } from "croner";
+import type * as Croner from "croner";
+import { lazyPackage } from "../core/lazy-package.js";
 import type { CronSchedule } from "./types.js";
+
+const croner = lazyPackage<typeof Croner>("croner");
 
 /** Epoch ms of the first run strictly after `afterMs`, or undefined when there is none. */
 export function nextRunAfter(schedule: CronSchedule, afterMs: number, createdAt = afterMs): number | undefined {
@@ -19,7 +22,7 @@ export function nextRunAfter(schedule: CronSchedule, afterMs: number, createdAt 
       return createdAt + (Math.floor(elapsed / schedule.everyMs) + 1) * schedule.everyMs;
     }
     case "cron": {
-      const cron = new Cron(schedule.expr, { paused: true, ...(schedule.tz ? { timezone: schedule.tz } : {}) });
+      const cron = new (croner().Cron)(schedule.expr, { paused: true, ...(schedule.tz ? { timezone: schedule.tz } : {}) });
       const next = cron.nextRun(new Date(afterMs));
       cron.stop();
       return next ? next.getTime() : undefined;

@@ -8,6 +8,7 @@ import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { ActiveTurns } from "./active-turns.js";
 import { bearerAuth } from "./auth.js";
+import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
 import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
 import { openAIRoutes } from "./openai-routes.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./types.js";
@@ -43,17 +44,28 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     if (draining && PROTECTED.test(c.req.path)) throw shuttingDown();
     return next();
   });
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: maxBytes,
-      onError: () => {
-        throw bodyTooLarge(maxBytes);
-      },
-    }),
-  );
+  // A declared Content-Length is checked from the header alone; Node's parser never reads past it.
+  // Only chunked bodies go through hono's bodyLimit, which materialises a full web Request (costly
+  // on every call, so not for the common case).
+  const streamedLimit = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw bodyTooLarge(maxBytes);
+    },
+  });
+  app.use("*", async (c, next) => {
+    const length = c.req.header("content-length");
+    if (length !== undefined && c.req.header("transfer-encoding") === undefined) {
+      if (Number(length) > maxBytes) throw bodyTooLarge(maxBytes);
+      return next();
+    }
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    return streamedLimit(c, next);
+  });
   app.route("/v1", openAIRoutes(deps, turns));
-  app.route("/api", webApiRoutes(deps, turns));
+  const elicitations = new PendingElicitations();
+  app.route("/api", webApiRoutes(deps, turns, elicitations));
+  app.route("/api", elicitationRoutes(elicitations));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
   mountWebStatic(app, deps.webRoot);

@@ -65,6 +65,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     processor: options.processor ?? new DirectTurnProcessor(runtime),
     agents: Object.keys(config.agents.named),
     store: runtime.store(),
+    elicitation: runtime.elicitation,
     apiKey: config.gateway.apiKey,
     setupHelp,
     modelLabel,

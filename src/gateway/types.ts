@@ -1,5 +1,6 @@
 /** What the gateway needs from the rest of nanobot; tests pass fakes or a real Runtime's parts. */
 import type { TurnProcessor } from "../agent/turn-processor.js";
+import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { SessionStore } from "../session/types.js";
 
 export type GatewayLog = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   webRoot?: string;
   /** Allowed CORS origins; CORS is off when empty or absent. */
   corsOrigins?: readonly string[];
+  /** Where the web UI's chat stream registers to be asked when an MCP server elicits (the Runtime's router). */
+  elicitation?: { register(sessionKey: string, asker: ElicitationAsker): () => void };
   /** The MCP Streamable HTTP endpoint mounted at `/mcp` (nanobot as an MCP server). */
   mcpHandler?: (request: Request) => Promise<Response>;
   log?: GatewayLog;

@@ -8,9 +8,10 @@ import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { SessionStoreError } from "../session/types.js";
 import type { ActiveTurns } from "./active-turns.js";
+import type { PendingElicitations } from "./elicitation.js";
 import { ApiError } from "./errors.js";
 import { modelNames } from "./openai-routes.js";
-import { runGatewayTurn } from "./run-turn.js";
+import { runGatewayTurn, turnDeadline } from "./run-turn.js";
 import { DEFAULT_AGENT } from "./types.js";
 import type { GatewayDeps } from "./types.js";
 import { toWebEvent, toWebMessages } from "./web-messages.js";
@@ -43,7 +44,7 @@ async function storeCall<T>(fn: () => Promise<T>): Promise<T> {
 
 const chatSchema = z.object({ message: z.string().min(1), session: z.string().optional(), agent: z.string().optional() });
 
-export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
+export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations?: PendingElicitations): Hono {
   const app = new Hono();
   const store = deps.store;
 
@@ -107,6 +108,9 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
       const emit = (event: WebEvent): void => {
         chain = chain.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
       };
+      // An MCP server's question during this turn comes to this stream (see elicitation.ts).
+      const deadline = turnDeadline(deps);
+      const unregister = elicitations && deps.elicitation?.register(key, elicitations.askerFor(emit, deadline));
       try {
         const { reply, timedOut } = await runGatewayTurn(
           deps,
@@ -114,6 +118,7 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
           { sessionKey: key, content: message, agent: agent === DEFAULT_AGENT ? undefined : agent, channel: WEB_CHANNEL },
           {
             signal: client.signal,
+            deadline,
             onEvent: (e) => {
               const w = toWebEvent(e);
               if (w) emit(w);
@@ -124,6 +129,8 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
         emit({ type: "done", content: reply.content, stopReason: reply.stopReason, toolsUsed: reply.toolsUsed, ...(error ? { error } : {}) });
       } catch (err) {
         emit({ type: "error", message: err instanceof Error ? err.message : String(err) });
+      } finally {
+        unregister?.();
       }
       await chain.catch(() => undefined);
     });

@@ -5,6 +5,7 @@
 import type { AgentEvent } from "../core/events.js";
 import { reasoningOf, textOf, toolCallsOf } from "../core/message-helpers.js";
 import type { Message } from "../core/messages.js";
+import type { ElicitField } from "../mcp/elicitation-schema.js";
 
 export interface WebToolCall {
   id: string;
@@ -39,7 +40,24 @@ export type WebEvent =
   | { type: "tool_call"; call: WebToolCall }
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  | WebElicitation
+  | { type: "elicitation_end"; id: string; action: "accept" | "decline" | "cancel" };
+
+/**
+ * An MCP server asks the user something (form mode: `fields` to fill, the raw `requestedSchema`
+ * alongside; url mode: a `url` to visit). Answered with `POST /api/elicitation/:id`.
+ */
+export interface WebElicitation {
+  type: "elicitation";
+  id: string;
+  server: string;
+  message: string;
+  mode: "form" | "url";
+  fields?: ElicitField[];
+  requestedSchema?: Record<string, unknown>;
+  url?: string;
+}
 
 /** The engine events the UI shows; the rest (usage, checkpoints, …) stay server-side. */
 export function toWebEvent(event: AgentEvent): WebEvent | undefined {

@@ -62,7 +62,17 @@ function toSamplingRequest(server: string, params: CreateMessageRequest["params"
   };
 }
 
-export function registerClientRequestHandlers(client: Client, server: string, options: HostRequestOptions): void {
+/** What the connection knows while a server request is handled. */
+export interface ConnectionState {
+  /** Session keys of the tool calls in flight on this server (who may be asked). */
+  callers(): string[];
+  /** Stops the in-flight calls' timeouts while the user answers; returns the release. */
+  holdCallTimers(): () => void;
+}
+
+const NO_STATE: ConnectionState = { callers: () => [], holdCallTimers: () => () => undefined };
+
+export function registerClientRequestHandlers(client: Client, server: string, options: HostRequestOptions, state: ConnectionState = NO_STATE): void {
   const { sampling, elicitation, roots } = options;
   if (sampling) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra): Promise<CreateMessageResult> => {
@@ -78,11 +88,17 @@ export function registerClientRequestHandlers(client: Client, server: string, op
   if (elicitation) {
     client.setRequestHandler(ElicitRequestSchema, async (request, extra): Promise<ElicitResult> => {
       const p = request.params;
-      const answer =
-        p.mode === "url"
-          ? await elicitation({ server, message: p.message, mode: "url", url: p.url }, extra.signal)
-          : await elicitation({ server, message: p.message, mode: "form", requestedSchema: p.requestedSchema }, extra.signal);
-      return answer.action === "accept" ? { action: "accept", ...(answer.content ? { content: answer.content } : {}) } : { action: answer.action };
+      const callers = state.callers();
+      const release = state.holdCallTimers();
+      try {
+        const answer =
+          p.mode === "url"
+            ? await elicitation({ server, message: p.message, mode: "url", url: p.url, callers }, extra.signal)
+            : await elicitation({ server, message: p.message, mode: "form", requestedSchema: p.requestedSchema, callers }, extra.signal);
+        return answer.action === "accept" ? { action: "accept", ...(answer.content ? { content: answer.content } : {}) } : { action: answer.action };
+      } finally {
+        release();
+      }
     });
   }
   if (roots) {

@@ -23,8 +23,10 @@ import type {
 } from "@modelcontextprotocol/sdk/types.js";
 import { AbortedError, ToolTimeoutError, errorMessage } from "../core/errors.js";
 import { clientCapabilities, registerClientRequestHandlers } from "./client-requests.js";
+import { ELICITATION_TIMEOUT_MS } from "./elicitation-router.js";
 import { listToolsPage } from "./lenient-tools.js";
 import { listAll } from "./paging.js";
+import { PausableTimer } from "./pausable-timer.js";
 import { isTransientTransportError } from "./transient.js";
 import { createTransport } from "./transport.js";
 import type { BuiltTransport } from "./transport.js";
@@ -45,6 +47,13 @@ export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs: number;
   onProgress?: ProgressFn;
+  /** Session key of the turn making the call: whom to ask when the server elicits meanwhile. */
+  caller?: string;
+}
+
+interface InFlightCall {
+  caller?: string;
+  timer: PausableTimer;
 }
 
 export type ConnectionOptions = McpManagerOptions & {
@@ -66,6 +75,7 @@ export class McpConnection {
   private refreshSeq = 0;
   private latestRefresh?: Promise<void>;
   private readonly progressHandlers = new Map<string, ProgressFn>();
+  private readonly inFlight = new Set<InFlightCall>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -82,6 +92,11 @@ export class McpConnection {
 
   get transportType(): McpTransportType | undefined {
     return this.built?.type;
+  }
+
+  /** Elicitation is advertised: a call may wait on the user's answer (its engine backstop allows for it). */
+  get canElicit(): boolean {
+    return this.options.elicitation !== undefined;
   }
 
   get connected(): boolean {
@@ -110,10 +125,13 @@ export class McpConnection {
       let timedOut = false;
       const onAbort = (): void => controller.abort(options.signal?.reason);
       options.signal?.addEventListener("abort", onAbort, { once: true });
-      const timer = setTimeout(() => {
+      // Held while the server waits on the user's answer to an elicitation.
+      const timer = new PausableTimer(options.timeoutMs, () => {
         timedOut = true;
         controller.abort(new ToolTimeoutError(tool, options.timeoutMs));
-      }, options.timeoutMs);
+      });
+      const call: InFlightCall = { ...(options.caller ? { caller: options.caller } : {}), timer };
+      this.inFlight.add(call);
       // Our own progress token: the SDK drops its handler when the result arrives, before it
       // has dispatched the last progress notification (see fixtures/mcp/README.md).
       const token = options.onProgress ? `${this.name}-${++this.progressSeq}` : undefined;
@@ -122,7 +140,8 @@ export class McpConnection {
         const result = await client.callTool(
           { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
           CallToolResultSchema,
-          { signal: controller.signal, timeout: options.timeoutMs + 5_000 },
+          // The SDK's own limit is only a backstop behind ours (which a pending elicitation holds).
+          { signal: controller.signal, timeout: options.timeoutMs + 5_000 + (this.options.elicitation ? ELICITATION_TIMEOUT_MS : 0) },
         );
         return result as CallToolResult;
       } catch (err) {
@@ -130,7 +149,8 @@ export class McpConnection {
         if (options.signal?.aborted) throw new AbortedError(undefined, { cause: err });
         throw err;
       } finally {
-        clearTimeout(timer);
+        timer.clear();
+        this.inFlight.delete(call);
         options.signal?.removeEventListener("abort", onAbort);
         if (token) this.progressHandlers.delete(token);
       }
@@ -175,7 +195,13 @@ export class McpConnection {
       { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
       { capabilities: clientCapabilities(this.options) },
     );
-    registerClientRequestHandlers(client, this.name, this.options);
+    registerClientRequestHandlers(client, this.name, this.options, {
+      callers: () => [...this.inFlight].map((c) => c.caller).filter((c): c is string => c !== undefined),
+      holdCallTimers: () => {
+        const releases = [...this.inFlight].map((c) => c.timer.hold());
+        return () => releases.forEach((release) => release());
+      },
+    });
     client.setNotificationHandler(ProgressNotificationSchema, (n) => {
       this.progressHandlers.get(String(n.params.progressToken))?.(n.params.progress, n.params.total, n.params.message);
     });
@@ -184,12 +210,12 @@ export class McpConnection {
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.refresh(client));
     client.onerror = (err) => this.options.log?.("debug", "MCP client error", { server: this.name, error: errorMessage(err) });
 
-    const timeoutMs = this.options.connectTimeoutMs;
+    const timeoutMs = this.connectTimeoutMs();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const error = new Error(`handshake timed out after ${timeoutMs} ms`);
+        const error = new Error(`handshake timed out after ${timeoutMs} ms (mcpServers.${this.name}.connectTimeout)`);
         controller.abort(error);
         reject(error);
       }, timeoutMs);
@@ -223,6 +249,12 @@ export class McpConnection {
       latest = latest === this.latestRefresh ? undefined : this.latestRefresh;
     }
     return client;
+  }
+
+  /** The server's `connectTimeout` (seconds) or the manager's default. */
+  private connectTimeoutMs(): number {
+    const seconds = this.spec.connectTimeout;
+    return seconds !== undefined && seconds > 0 ? seconds * 1000 : this.options.connectTimeoutMs;
   }
 
   /** Re-lists everything; only the newest refresh wins when several overlap. */

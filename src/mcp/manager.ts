@@ -24,6 +24,8 @@ export interface ManagerCallOptions {
   onProgress?: ProgressFn;
   /** Overrides the server's `toolTimeout`. */
   timeoutMs?: number;
+  /** Session key of the turn making the call (whom an elicitation meanwhile asks). */
+  caller?: string;
 }
 
 export class McpClientManager {
@@ -126,6 +128,7 @@ export class McpClientManager {
         timeoutMs: options.timeoutMs ?? toolTimeoutMs(conn, this.defaultTimeoutMs),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.caller ? { caller: options.caller } : {}),
       });
       return mapCallToolResult(result);
     } catch (err) {

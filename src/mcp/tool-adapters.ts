@@ -8,6 +8,7 @@ import { AbortedError, errorMessage } from "../core/errors.js";
 import type { JsonSchema } from "../core/llm.js";
 import type { Tool, ToolContext, ToolOutput } from "../tools/tool.js";
 import type { McpConnection } from "./connection.js";
+import { ELICITATION_TIMEOUT_MS } from "./elicitation-router.js";
 import { mcpToolName } from "./names.js";
 import type { McpToolKind } from "./names.js";
 import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
@@ -55,10 +56,16 @@ function mcpTool(conn: McpConnection, t: McpTool, timeoutMs: number): McpToolEnt
     description: t.description ?? t.title ?? t.annotations?.title ?? t.name,
     parameters: objectSchema(t.inputSchema),
     ...(t.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
-    timeoutMs: timeoutMs + ENGINE_GRACE_MS,
+    // Our own timer (held while the user answers an elicitation) is the real limit.
+    timeoutMs: timeoutMs + ENGINE_GRACE_MS + (conn.canElicit ? ELICITATION_TIMEOUT_MS : 0),
     async execute(args: Record<string, unknown>, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
       try {
-        const result = await conn.callTool(t.name, args, { signal, timeoutMs, ...(ctx.progress ? { onProgress: ctx.progress } : {}) });
+        const result = await conn.callTool(t.name, args, {
+          signal,
+          timeoutMs,
+          ...(ctx.progress ? { onProgress: ctx.progress } : {}),
+          ...(ctx.sessionKey ? { caller: ctx.sessionKey } : {}),
+        });
         return mapCallToolResult(result);
       } catch (err) {
         return errorOutput(err);

@@ -3,10 +3,10 @@
  * or SSE when the URL path ends in `/sse` (or `type` forces it).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
+import { BoundedStdioClientTransport } from "./stdio-transport.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
 
 /** Expands `${VAR}` (and `${VAR:-default}`) from `env`; unknown variables become empty. */
@@ -51,15 +51,15 @@ export function createTransport(server: string, spec: McpServerSpec, env: Record
   const type = detectTransportType(spec);
   if (type === "stdio") {
     if (!spec.command) throw new ConfigError(`MCP server '${server}' has no command`, { path: `mcpServers.${server}.command`, expected: "a command to spawn" });
-    const transport = new StdioClientTransport({
+    // Ours, not the SDK's: one oversized reply fails its call instead of the connection.
+    const transport = new BoundedStdioClientTransport({
       command: expandVars(spec.command, env),
       args: (spec.args ?? []).map((a) => expandVars(a, env)),
       env: expandMap(spec.env, env),
       cwd: spec.cwd ? expandVars(spec.cwd, env) : undefined,
-      stderr: "pipe",
     });
     let tail = "";
-    transport.stderr?.on("data", (chunk: Buffer | string) => {
+    transport.stderr.on("data", (chunk: Buffer | string) => {
       tail = (tail + chunk.toString()).slice(-STDERR_TAIL_CHARS);
     });
     return { transport, type, stderrTail: () => tail.trim() };

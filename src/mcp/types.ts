@@ -19,6 +19,8 @@ export interface McpServerSpec {
   enabledTools?: string[];
   /** Seconds before a tool call is cancelled (default 30). */
   toolTimeout?: number;
+  /** Seconds the startup handshake may take (default 20). */
+  connectTimeout?: number;
 }
 
 export type McpServersConfig = Record<string, McpServerSpec>;
@@ -53,6 +55,11 @@ export interface ElicitationRequest {
   requestedSchema?: Record<string, unknown>;
   /** Where the user should go (url mode). */
   url?: string;
+  /**
+   * Session keys of the turns that had a tool call in flight on this server when the request
+   * arrived; the host asks the user of that session (see `ElicitationRouter`).
+   */
+  callers?: string[];
 }
 
 export interface ElicitationResponse {
@@ -73,7 +80,7 @@ export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string,
 export interface McpManagerOptions {
   /** Used to expand `${VAR}` left in env, headers, args and urls (default `process.env`). */
   env?: Record<string, string | undefined>;
-  /** Startup handshake limit per server in ms (default 20 000). */
+  /** Startup handshake limit per server in ms when the server sets no `connectTimeout` (default 20 000). */
   connectTimeoutMs?: number;
   /** Per-call limit in ms when the server sets no `toolTimeout` (default 30 000). */
   defaultToolTimeoutMs?: number;

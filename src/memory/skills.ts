@@ -4,10 +4,11 @@
  * overrides the built-in one. A skill whose required binaries or env vars are missing is
  * still listed, marked unavailable, so the agent can tell the user what to install.
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse as parseYaml } from "yaml";
+import { readTextCached } from "./file-cache.js";
+import { parseFrontMatter } from "./front-matter.js";
 
 export interface Skill {
   name: string;
@@ -46,12 +47,24 @@ export function loadSkills(options: LoadSkillsOptions): Skill[] {
   return [...byName.values()].filter((s) => !disabled.has(s.name)).sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** A skills folder's subfolders, listed again only when the folder's mtime changes. */
+const listings = new Map<string, { mtimeMs: number; names: string[] }>();
+
+function skillFolders(dir: string): string[] {
+  const mtimeMs = statSync(dir).mtimeMs;
+  const hit = listings.get(dir);
+  if (hit && hit.mtimeMs === mtimeMs) return hit.names;
+  const names = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+  listings.set(dir, { mtimeMs, names });
+  return names;
+}
+
 function readSkillDir(dir: string, source: Skill["source"], env: Record<string, string | undefined>): Skill[] {
   let names: string[];
   try {
-    names = readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name);
+    names = skillFolders(dir);
   } catch {
     return [];
   }
@@ -60,7 +73,7 @@ function readSkillDir(dir: string, source: Skill["source"], env: Record<string, 
     const path = join(dir, name, "SKILL.md");
     let text: string;
     try {
-      text = readFileSync(path, "utf8");
+      text = readTextCached(path);
     } catch {
       continue;
     }
@@ -71,7 +84,7 @@ function readSkillDir(dir: string, source: Skill["source"], env: Record<string, 
 
 /** Parses one SKILL.md; the folder name is the skill's name whatever the front-matter says. */
 export function parseSkill(name: string, path: string, text: string, source: Skill["source"], env: Record<string, string | undefined>): Skill {
-  const { meta, body } = splitFrontMatter(text);
+  const { meta, body } = splitCached(path, text);
   const requires = requirementsOf(meta);
   const missing = [
     ...requires.bins.filter((bin) => !hasBinary(bin, env)).map((bin) => `bin:${bin}`),
@@ -89,16 +102,22 @@ export function parseSkill(name: string, path: string, text: string, source: Ski
   };
 }
 
+/** Front-matter parses by file, reused while the text is unchanged (requirements are checked every time). */
+const parsed = new Map<string, { text: string; split: ReturnType<typeof splitFrontMatter> }>();
+
+function splitCached(path: string, text: string): ReturnType<typeof splitFrontMatter> {
+  const hit = parsed.get(path);
+  if (hit && hit.text === text) return hit.split;
+  const split = splitFrontMatter(text);
+  if (parsed.size >= 512) parsed.clear();
+  parsed.set(path, { text, split });
+  return split;
+}
+
 function splitFrontMatter(text: string): { meta: Record<string, unknown>; body: string } {
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
   if (!match) return { meta: {}, body: text };
-  let meta: unknown;
-  try {
-    meta = parseYaml(match[1] ?? "");
-  } catch {
-    meta = {};
-  }
-  return { meta: isRecord(meta) ? meta : {}, body: text.slice(match[0].length) };
+  return { meta: parseFrontMatter(match[1] ?? ""), body: text.slice(match[0].length) };
 }
 
 /** `metadata.nanobot.requires` (an object, or a JSON string as the Python nanobot writes it). */

@@ -2,8 +2,9 @@
  * The agent's workspace on disk: bootstrap files, `memory/` and `skills/`. `ensureWorkspace`
  * creates what is missing from templates (never overwriting the user's edits).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { readTextCached } from "./file-cache.js";
 import { BOOTSTRAP_FILES, WORKSPACE_TEMPLATES, isTemplate } from "./templates.js";
 
 export const MEMORY_FILE = "memory/MEMORY.md";
@@ -28,7 +29,7 @@ export function ensureWorkspace(workspace: string): string[] {
 /** A workspace file's text, or undefined when missing or unreadable. */
 export function readWorkspaceFile(workspace: string, relativePath: string): string | undefined {
   try {
-    return readFileSync(join(workspace, relativePath), "utf8");
+    return readTextCached(join(workspace, relativePath));
   } catch {
     return undefined;
   }

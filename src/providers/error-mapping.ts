@@ -3,6 +3,7 @@
  * `kind` the retry and fallback decorators decide on. Bodies follow the two shapes seen in the
  * wild: OpenAI `{error:{message,type,param,code}}` and Anthropic `{type:"error",error:{type,message}}`.
  */
+import type { HeaderReader } from "./sse-source.js";
 import { AbortedError, ContextOverflowError, ProviderError } from "../core/errors.js";
 import type { ProviderErrorKind } from "../core/errors.js";
 
@@ -58,7 +59,7 @@ export function readErrorFields(body: unknown): ErrorFields {
 }
 
 /** `Retry-After` (seconds or HTTP date), `retry-after-ms`, or "try again in 174ms / 1.5s". */
-export function parseRetryAfter(headers: Headers | undefined, message: string | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(headers: HeaderReader | undefined, message: string | undefined, now = Date.now()): number | undefined {
   const ms = headers?.get("retry-after-ms");
   if (ms && Number.isFinite(Number(ms))) return Number(ms) / 1000;
   const header = headers?.get("retry-after");
@@ -111,7 +112,7 @@ function kindFromStatus(status: number, text: string): { kind: ProviderErrorKind
 export function mapHttpError(
   status: number,
   body: unknown,
-  headers: Headers | undefined,
+  headers: HeaderReader | undefined,
   ctx: ErrorContext = {},
 ): ProviderError {
   const fields = readErrorFields(body);

@@ -3,11 +3,12 @@
  * yield the server-sent events as they arrive (parsed by `eventsource-parser`). The idle timer
  * aborts the request when the server goes quiet, so a stalled stream cannot hang a turn.
  */
-import { EventSourceParserStream } from "eventsource-parser/stream";
 import type { EventSourceMessage } from "eventsource-parser";
 import { ProviderError } from "../core/errors.js";
 import { mapHttpError, mapNetworkError, mapStreamError } from "./error-mapping.js";
 import type { ErrorContext } from "./error-mapping.js";
+import { StallSignal, openWithFetch, openWithNodeHttp } from "./sse-source.js";
+import type { SseSource } from "./sse-source.js";
 import { DEFAULT_IDLE_TIMEOUT_MS } from "./types.js";
 import type { ModelTarget } from "./types.js";
 
@@ -21,8 +22,6 @@ export interface SseRequest {
 export interface StreamProgress {
   streamed: boolean;
 }
-
-class StallSignal extends Error {}
 
 /** Joins a base URL and a path without doubling or dropping slashes. */
 export function joinUrl(base: string, path: string): string {
@@ -47,61 +46,53 @@ export async function* streamSse(
   signal: AbortSignal | undefined,
   progress: StreamProgress,
 ): AsyncGenerator<EventSourceMessage> {
-  const ctx = () => ({ provider: target.provider, model: target.model, streamed: progress.streamed });
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(signal?.reason);
-  if (signal?.aborted) onAbort();
-  signal?.addEventListener("abort", onAbort, { once: true });
-  const fetchFn = target.fetch ?? fetch;
+  const ctx = (): ErrorContext => ({ provider: target.provider, model: target.model, streamed: progress.streamed });
+  const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const init = {
+    url: req.url,
+    headers: { "content-type": "application/json", accept: "text/event-stream", ...req.headers },
+    body: JSON.stringify(req.body),
+    idleMs,
+    signal,
+  };
+  let source: SseSource;
   try {
-    let res: Response;
-    try {
-      res = await fetchFn(req.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "text/event-stream", ...req.headers },
-        body: JSON.stringify(req.body),
-        signal: controller.signal,
+    source = target.fetch ? await openWithFetch(target.fetch, init) : await openWithNodeHttp(init);
+  } catch (err) {
+    throw mapNetworkError(err, signal, ctx());
+  }
+  try {
+    if (source.status < 200 || source.status > 299) {
+      const text = await readText(source, signal, ctx());
+      throw mapHttpError(source.status, safeJson(text), source.headers, ctx());
+    }
+    if (source.headers.get("content-type")?.includes("application/json")) {
+      throw jsonInsteadOfStream(await readText(source, signal, ctx()), target, ctx());
+    }
+    for (;;) {
+      const message = await source.next();
+      if (!message) return;
+      yield message;
+    }
+  } catch (err) {
+    if (err instanceof StallSignal) {
+      throw new ProviderError(`${target.provider} stream stalled: no data for ${Math.round(idleMs / 1000)}s`, {
+        kind: "stream_stalled",
+        ...ctx(),
       });
-    } catch (err) {
-      throw mapNetworkError(err, signal, ctx());
     }
-    if (!res.ok) {
-      let text = "";
-      try {
-        text = await res.text();
-      } catch (err) {
-        throw mapNetworkError(err, signal, ctx());
-      }
-      throw mapHttpError(res.status, safeJson(text), res.headers, ctx());
-    }
-    if (!res.body) throw new ProviderError("response has no body", { kind: "invalid_response", ...ctx() });
-    if (res.headers.get("content-type")?.includes("application/json")) throw await jsonInsteadOfStream(res, target, signal, ctx());
-    const reader = res.body
-      .pipeThrough(new TextDecoderStream())
-      .pipeThrough(new EventSourceParserStream())
-      .getReader();
-    const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    try {
-      for (;;) {
-        const next = await readWithIdleTimeout(reader, idleMs, controller);
-        if (next.done) return;
-        yield next.value;
-      }
-    } catch (err) {
-      if (err instanceof StallSignal) {
-        throw new ProviderError(`${target.provider} stream stalled: no data for ${Math.round(idleMs / 1000)}s`, {
-          kind: "stream_stalled",
-          ...ctx(),
-        });
-      }
-      throw mapNetworkError(err, signal, ctx());
-    } finally {
-      reader.cancel().catch(() => undefined);
-    }
+    throw mapNetworkError(err, signal, ctx());
   } finally {
-    signal?.removeEventListener("abort", onAbort);
     // Ends the HTTP request when the consumer stops early, fails, or the body is done.
-    controller.abort();
+    source.close();
+  }
+}
+
+async function readText(source: SseSource, signal: AbortSignal | undefined, ctx: ErrorContext): Promise<string> {
+  try {
+    return await source.text();
+  } catch (err) {
+    throw mapNetworkError(err, signal, ctx);
   }
 }
 
@@ -109,41 +100,10 @@ export async function* streamSse(
  * Some gateways answer a streaming request with one JSON body: an error (mapped like an
  * in-stream error) or a non-streamed answer, which we do not accept silently.
  */
-async function jsonInsteadOfStream(res: Response, target: ModelTarget, signal: AbortSignal | undefined, ctx: ErrorContext): Promise<Error> {
-  let text: string;
-  try {
-    text = await res.text();
-  } catch (err) {
-    return mapNetworkError(err, signal, ctx);
-  }
+function jsonInsteadOfStream(text: string, target: ModelTarget, ctx: ErrorContext): Error {
   const body = safeJson(text);
   if (body !== null && typeof body === "object" && "error" in body) return mapStreamError(body, ctx);
   return new ProviderError(`${target.provider} answered a streaming request with a plain JSON body`, { kind: "invalid_response", body, ...ctx });
-}
-
-/** One read, raced against the idle timer and the abort signal (some bodies only notice an abort on the next chunk). */
-async function readWithIdleTimeout<T>(
-  reader: ReadableStreamDefaultReader<T>,
-  idleMs: number,
-  controller: AbortController,
-): ReturnType<ReadableStreamDefaultReader<T>["read"]> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const interrupted = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new StallSignal());
-      controller.abort();
-    }, idleMs);
-    onAbort = () => reject(controller.signal.reason);
-    if (controller.signal.aborted) onAbort();
-    else controller.signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([reader.read(), interrupted]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) controller.signal.removeEventListener("abort", onAbort);
-  }
 }
 
 /** Parses one SSE `data:` payload; `undefined` for non-JSON lines (logged, then skipped). */

@@ -69,7 +69,7 @@ export async function importSessionJsonl(
     const session = q.ensureSession(key);
     let threadId = session.current_thread_id!;
     if (existed && q.messageCount(threadId) > 0) {
-      q.db.prepare("UPDATE threads SET status = 'archived', updated_at = ? WHERE id = ? AND name IS NULL").run(q.now(), threadId);
+      q.prepare("UPDATE threads SET status = 'archived', updated_at = ? WHERE id = ? AND name IS NULL").run(q.now(), threadId);
       threadId = q.createThread(key, null).id;
       q.setCurrentThread(key, threadId);
     }
@@ -79,14 +79,14 @@ export async function importSessionJsonl(
     converted.forEach((m, i) => {
       if (i >= consolidated && m.meta?.["summary"] === true) summarySeq = first + i;
     });
-    q.db
+    q
       .prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?")
       .run(consolidated ? first + consolidated : 0, summarySeq, threadId);
     if (metadata) {
       const current = JSON.parse(q.requireSession(key).metadata) as Record<string, unknown>;
       const created = parseTimestamp(metadata.created_at) || q.now();
       const updated = parseTimestamp(metadata.updated_at) || q.now();
-      q.db
+      q
         .prepare("UPDATE sessions SET metadata = ?, created_at = ?, updated_at = ? WHERE key = ?")
         .run(JSON.stringify({ ...current, ...metadata.metadata }), existed ? session.created_at : created, updated, key);
     }

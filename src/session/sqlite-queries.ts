@@ -49,6 +49,8 @@ export interface TurnRow {
 
 export class SessionQueries {
   private readonly stmts;
+  /** Statements prepared on first use (preparing costs more than running a small one). */
+  private readonly prepared = new Map<string, Database.Statement<unknown[], unknown>>();
 
   constructor(
     readonly db: Database.Database,
@@ -84,6 +86,16 @@ export class SessionQueries {
         .pluck(),
     };
   }
+  /** A prepared statement for `sql`, cached for the life of the database handle. */
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    let stmt = this.prepared.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare<unknown[], unknown>(sql);
+      this.prepared.set(sql, stmt);
+    }
+    return stmt as unknown as Database.Statement<P, R>;
+  }
+
 
   // ── sessions ────────────────────────────────────────────────────────────────────────────
 

@@ -78,7 +78,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async listSessions(): Promise<SessionInfo[]> {
     return this.read(() =>
-      this.db
+      this.q
         .prepare<[], SessionRow>("SELECT * FROM sessions ORDER BY updated_at DESC, key")
         .all()
         .map((row) => this.q.sessionInfo(row)),
@@ -93,7 +93,7 @@ export class SqliteSessionStore implements SessionStore {
         if (v === undefined) delete metadata[k];
         else metadata[k] = v;
       }
-      this.db.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
+      this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
     });
   }
 
@@ -101,7 +101,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.write(() => {
       if (!this.q.session(key)) return false;
       // Threads, messages, turns and checkpoints follow by ON DELETE CASCADE.
-      this.db.prepare("DELETE FROM sessions WHERE key = ?").run(key);
+      this.q.prepare("DELETE FROM sessions WHERE key = ?").run(key);
       return true;
     });
   }
@@ -160,7 +160,7 @@ export class SqliteSessionStore implements SessionStore {
         const summary = { ...point.summary, meta: { ...point.summary.meta, summary: true } } as Message;
         summarySeq = this.q.append(thread.id, [summary], null);
       }
-      this.db.prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?").run(from.seq, summarySeq, thread.id);
+      this.q.prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?").run(from.seq, summarySeq, thread.id);
     });
   }
 

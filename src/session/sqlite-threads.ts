@@ -9,7 +9,7 @@ import type { ThreadInfo } from "./types.js";
 export function listThreads(q: SessionQueries, sessionKey: string): ThreadInfo[] {
   const session = q.session(sessionKey);
   if (!session) return [];
-  const rows = q.db
+  const rows = q
     .prepare<[string], ThreadRow>("SELECT * FROM threads WHERE session_key = ? ORDER BY created_at, id")
     .all(sessionKey);
   return rows.map((row) => q.threadInfo(row, session.current_thread_id));
@@ -27,7 +27,7 @@ export function newThread(q: SessionQueries, sessionKey: string): ThreadInfo {
 export function openThread(q: SessionQueries, sessionKey: string, name: string): ThreadInfo {
   const clean = validName(name);
   q.ensureSession(sessionKey);
-  let thread = q.db
+  let thread = q
     .prepare<[string, string], ThreadRow>("SELECT * FROM threads WHERE session_key = ? AND name = ?")
     .get(sessionKey, clean);
   if (!thread) thread = q.createThread(sessionKey, clean);
@@ -48,14 +48,14 @@ export function renameThread(q: SessionQueries, threadId: string, name: string |
   const thread = q.requireThread(threadId);
   const clean = name === null ? null : validName(name);
   if (clean !== null) {
-    const taken = q.db
+    const taken = q
       .prepare<[string, string, string], { id: string }>(
         "SELECT id FROM threads WHERE session_key = ? AND name = ? AND id <> ?",
       )
       .get(thread.session_key, clean, threadId);
     if (taken) throw new SessionStoreError(`a thread named ${JSON.stringify(clean)} already exists in ${thread.session_key}`);
   }
-  q.db.prepare("UPDATE threads SET name = ?, updated_at = ? WHERE id = ?").run(clean, q.now(), threadId);
+  q.prepare("UPDATE threads SET name = ?, updated_at = ? WHERE id = ?").run(clean, q.now(), threadId);
   const session = q.requireSession(thread.session_key);
   return q.threadInfo(q.requireThread(threadId), session.current_thread_id);
 }
@@ -65,7 +65,7 @@ export function deleteThread(q: SessionQueries, threadId: string): boolean {
   if (!thread) return false;
   const session = q.requireSession(thread.session_key);
   // Messages, turns and checkpoints follow by ON DELETE CASCADE.
-  q.db.prepare("DELETE FROM threads WHERE id = ?").run(threadId);
+  q.prepare("DELETE FROM threads WHERE id = ?").run(threadId);
   if (session.current_thread_id === threadId) {
     const fresh = q.createThread(thread.session_key, null);
     q.setCurrentThread(thread.session_key, fresh.id);
@@ -74,7 +74,7 @@ export function deleteThread(q: SessionQueries, threadId: string): boolean {
 }
 
 function setStatus(q: SessionQueries, threadId: string, status: ThreadRow["status"]): void {
-  q.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE id = ?").run(status, q.now(), threadId);
+  q.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE id = ?").run(status, q.now(), threadId);
 }
 
 function validName(name: string): string {

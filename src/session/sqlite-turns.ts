@@ -32,7 +32,7 @@ export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMes
   const thread = q.currentThread(sessionKey);
   const id = newTurnId();
   const seq = q.append(thread.id, [userMessage], id);
-  q.db
+  q
     .prepare(
       `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
        VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
@@ -45,7 +45,7 @@ export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMes
 export function saveCheckpoint(ops: TurnOps, turnId: string, checkpoint: Checkpoint): void {
   const turn = pendingTurn(ops, turnId);
   syncTurnRows(ops, turn, checkpointMessages(checkpoint));
-  ops.q.db
+  ops.q
     .prepare(
       `INSERT INTO checkpoints (turn_id, phase, iteration, pending_tool_calls, count, updated_at)
        VALUES (@turn, @phase, @iteration, @pending, 1, @now)
@@ -75,7 +75,7 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): v
   const summary = [...rows].reverse().find((m) => m.meta?.["summary"] === true);
   if (summary) {
     const row = ops.q.messageRow(summary.id)!;
-    ops.q.db
+    ops.q
       .prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?")
       .run(turn.start_seq, row.seq, turn.thread_id);
   }
@@ -94,7 +94,7 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): v
  */
 export function failTurn(ops: TurnOps, turnId: string, error: unknown, userInput: readonly Message[] = []): void {
   const turn = pendingTurn(ops, turnId);
-  ops.q.db.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ? AND role != 'user'").run(turn.id, turn.start_seq);
+  ops.q.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ? AND role != 'user'").run(turn.id, turn.start_seq);
   const missing = userInput.filter((m) => m.role === "user" && !ops.q.messageRow(m.id));
   if (missing.length > 0) ops.q.append(turn.thread_id, missing, turn.id);
   ops.q.append(turn.thread_id, [assistantMarker(MODEL_ERROR_MARKER, { error: true })], turn.id);
@@ -111,7 +111,7 @@ export function stopTurn(ops: TurnOps, turnId: string, checkpoint?: Checkpoint):
 
 /** Closes turns a crashed process left `pending`, so the next request sees a legal history. */
 export function recoverDanglingTurns(ops: TurnOps, sessionKey: string): number {
-  const pending = ops.q.db
+  const pending = ops.q
     .prepare<[string], TurnRow>("SELECT * FROM turns WHERE session_key = ? AND status = 'pending' ORDER BY started_at")
     .all(sessionKey);
   for (const turn of pending) {
@@ -165,7 +165,7 @@ function syncTurnRows(ops: TurnOps, turn: TurnRow, desired: readonly Message[]):
   let prefix = 0;
   while (prefix < existing.length && prefix < kept.length && existing[prefix] === kept[prefix]!.id) prefix++;
   if (prefix < existing.length) {
-    const del = ops.q.db.prepare("DELETE FROM messages WHERE id = ?");
+    const del = ops.q.prepare("DELETE FROM messages WHERE id = ?");
     for (const id of existing.slice(prefix)) del.run(id);
   }
   ops.q.append(turn.thread_id, kept.slice(prefix), turn.id);
@@ -188,11 +188,11 @@ function closeTurn(
   details: { stopReason: string; error?: string; usage?: RunResult["usage"]; extraTimings?: Record<string, unknown> },
 ): void {
   const ended = ops.now();
-  const checkpoints = ops.q.db
+  const checkpoints = ops.q
     .prepare<[string], { count: number }>("SELECT count FROM checkpoints WHERE turn_id = ?")
     .get(turn.id);
   const timings = { durationMs: ended - turn.started_at, checkpoints: checkpoints?.count ?? 0, ...details.extraTimings };
-  ops.q.db
+  ops.q
     .prepare("UPDATE turns SET status = ?, stop_reason = ?, ended_at = ?, timings = ?, usage = ?, error = ? WHERE id = ?")
     .run(
       status,
@@ -203,6 +203,6 @@ function closeTurn(
       details.error ?? null,
       turn.id,
     );
-  ops.q.db.prepare("DELETE FROM checkpoints WHERE turn_id = ?").run(turn.id);
+  ops.q.prepare("DELETE FROM checkpoints WHERE turn_id = ?").run(turn.id);
   ops.q.touchSession(turn.session_key);
 }

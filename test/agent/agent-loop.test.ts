@@ -160,9 +160,10 @@ describe("AgentLoop.process (direct callers)", () => {
     h.fake.assertDone();
   });
 
-  it("rejects with the ConfigError for an unknown agent", async () => {
+  it("answers an unknown agent with an error reply naming it (it does not reject)", async () => {
     h = await createHarness({ start: false });
-    await expect(h.loop.process({ sessionKey: "cli:x", content: "hi", agent: "ghost" })).rejects.toThrow(/unknown agent "ghost"/);
+    const reply = await h.loop.process({ sessionKey: "cli:x", content: "hi", agent: "ghost" });
+    expect(reply).toMatchObject({ stopReason: "error", error: expect.stringMatching(/unknown agent "ghost"/) });
   });
 
   it("honours the concurrency gate across sessions", async () => {
@@ -178,6 +179,20 @@ describe("AgentLoop.process (direct callers)", () => {
     gate.release();
     expect((await a).content).toBe("a done");
     expect((await b).content).toBe("b done");
+  });
+
+  it("answers a slash command in another session while the gate is full (commands call no model)", async () => {
+    const gate = gateTool();
+    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
+    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
+    const a = h.loop.process({ sessionKey: "cli:a", content: "a" });
+    await gate.started;
+    const help = await h.loop.process({ sessionKey: "cli:b", content: "/help" });
+    expect(help).toMatchObject({ command: "help", stopReason: "completed" });
+    expect(h.fake.requests).toHaveLength(1);
+    h.fake.enqueue({ text: "a done" });
+    gate.release();
+    expect((await a).content).toBe("a done");
   });
 });
 

@@ -1,7 +1,8 @@
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { stat } from "node:fs/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
 import { AccessControl } from "../../src/channels/access/access-control.js";
@@ -10,6 +11,7 @@ import { ChannelManager } from "../../src/channels/channel-manager.js";
 import { DeliveryQueue } from "../../src/channels/delivery/delivery-queue.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { parseWebSocketConfig } from "../../src/channels/websocket/config.js";
+import { clientSecretPath } from "../../src/channels/websocket/client-ids.js";
 import { WebSocketChannel } from "../../src/channels/websocket/websocket-channel.js";
 import { ConfigError } from "../../src/core/errors.js";
 import { silentLogger } from "../../src/core/logger.js";
@@ -20,20 +22,28 @@ afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
-function build(config: Record<string, unknown> = {}, server?: Server): { channel: WebSocketChannel; bus: InProcessBus } {
+let home: string;
+beforeEach(async () => {
+  const temp = await tempHome();
+  home = temp.dir;
+  cleanups.push(temp.cleanup);
+});
+
+function build(config: Record<string, unknown> = {}, server?: Server, name = "websocket"): { channel: WebSocketChannel; bus: InProcessBus } {
   const bus = new InProcessBus();
-  const gate = new InboundGate({ bus, access: new AccessControl({ channel: "websocket", allowFrom: ["*"] }) });
+  const gate = new InboundGate({ bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }) });
   const channel = new WebSocketChannel({
     bus,
     gate,
+    name,
     delivery: new DeliveryQueue(),
-    home: "/nonexistent",
+    home,
     logger: silentLogger,
     clock: fakeClock(),
     config: { ...parseWebSocketConfig(config), port: 0 },
     server,
   });
-  bus.subscribeOutbound((m) => channel.send(m), { channel: "websocket" });
+  bus.subscribeOutbound((m) => channel.send(m), { channel: name });
   cleanups.push(() => channel.stop());
   return { channel, bus };
 }
@@ -130,40 +140,48 @@ describe("websocket: frames", () => {
     await channel.start();
     const client = await connect(wsUrl(channel));
     const ready = await client.next("ready");
+    expect(ready.chatId).toBe("default");
     client.socket.send(JSON.stringify({ type: "message", content: "hello" }));
     const inbound = await nextInbound(bus);
-    expect(inbound).toMatchObject({ channel: "websocket", chatId: ready.chatId, senderId: ready.clientId, content: "hello" });
+    const publicId = publicPart(ready.clientId);
+    // On the bus the chat is scoped to the client; the sender is the client's public id.
+    expect(inbound).toMatchObject({ channel: "websocket", chatId: `${publicId}:default`, senderId: publicId, content: "hello" });
 
-    const chatId = String(ready.chatId);
-    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId });
-    await bus.publishOutbound({ kind: "delta", channel: "websocket", chatId, streamId: "s", delta: "Hi" });
-    await bus.publishOutbound({ kind: "stream_end", channel: "websocket", chatId, streamId: "s", id: "r1", content: "Hi!" });
-    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId, id: "r2", content: "again" });
-    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId, id: "r2", content: "again" });
+    const chatId = "default";
+    const scoped = inbound.chatId;
+    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId: scoped });
+    await bus.publishOutbound({ kind: "delta", channel: "websocket", chatId: scoped, streamId: "s", delta: "Hi" });
+    await bus.publishOutbound({ kind: "stream_end", channel: "websocket", chatId: scoped, streamId: "s", id: "r1", content: "Hi!" });
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: scoped, id: "r2", content: "again" });
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: scoped, id: "r2", content: "again" });
     expect(await client.next("typing")).toEqual({ type: "typing", chatId });
     expect(await client.next("delta")).toEqual({ type: "delta", chatId, streamId: "s", delta: "Hi" });
     expect(await client.next("stream_end")).toEqual({ type: "stream_end", chatId, streamId: "s", id: "r1", content: "Hi!" });
     expect(await client.next("message")).toEqual({ type: "message", chatId, id: "r2", content: "again" });
-    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId });
+    await bus.publishOutbound({ kind: "typing", channel: "websocket", chatId: scoped });
     await client.next("typing");
     expect(client.frames.filter((f) => f.type === "message")).toHaveLength(1);
   });
 
-  it("keeps a chatId per connection: ?chatId=, then the chatId of a frame", async () => {
+  it("keeps a chat per connection: ?chatId=, then the chatId of a frame, each scoped to its client", async () => {
     const { channel, bus } = build();
     await channel.start();
-    const one = await connect(wsUrl(channel, "?chatId=room-1&clientId=browser-1"));
+    const one = await connect(wsUrl(channel, "?chatId=room-1"));
     const two = await connect(wsUrl(channel, "?chatId=room-2"));
-    expect(await one.next("ready")).toEqual({ type: "ready", chatId: "room-1", clientId: "browser-1" });
-    await two.next("ready");
-    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: "room-1", id: "a", content: "for one" });
-    expect((await one.next("message")).content).toBe("for one");
+    const oneId = publicPart((await one.next("ready")).clientId);
+    const twoId = publicPart((await two.next("ready")).clientId);
+    expect(oneId).not.toBe(twoId);
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: `${oneId}:room-1`, id: "a", content: "for one" });
+    expect(await one.next("message")).toEqual({ type: "message", chatId: "room-1", id: "a", content: "for one" });
+    // Two names one's chat label: it gets a room-1 of its own, not one's.
     two.socket.send(JSON.stringify({ type: "message", content: "switch", chatId: "room-1" }));
-    expect((await nextInbound(bus)).chatId).toBe("room-1");
-    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: "room-1", id: "b", content: "for both" });
-    expect((await one.next("message")).content).toBe("for both");
-    expect((await two.next("message")).content).toBe("for both");
-    expect(two.frames.filter((f) => f.type === "message")).toHaveLength(1);
+    expect((await nextInbound(bus)).chatId).toBe(`${twoId}:room-1`);
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: `${oneId}:room-1`, id: "b", content: "only for one" });
+    await bus.publishOutbound({ kind: "message", channel: "websocket", chatId: `${twoId}:room-1`, id: "c", content: "only for two" });
+    expect((await one.next("message")).content).toBe("only for one");
+    expect((await two.next("message")).content).toBe("only for two");
+    expect(one.frames.filter((f) => f.type === "message").map((f) => f.content)).toEqual(["for one", "only for one"]);
+    expect(two.frames.filter((f) => f.type === "message").map((f) => f.content)).toEqual(["only for two"]);
   });
 
   it("answers bad frames with an error frame and forwards nothing", async () => {
@@ -196,5 +214,66 @@ describe("websocket: sharing an http.Server", () => {
     client.socket.send(JSON.stringify({ type: "message", content: "via gateway" }));
     expect((await nextInbound(bus)).content).toBe("via gateway");
     expect(channel.address()).toBeUndefined();
+  });
+});
+
+/** The public id inside an issued client id (`<id>.<signature>`). */
+function publicPart(clientId: unknown): string {
+  const [id, signature] = String(clientId).split(".");
+  expect(id).toMatch(/^[\w-]{22}$/);
+  expect(signature).toMatch(/^[\w-]{43}$/);
+  return id!;
+}
+
+describe("websocket: issued client ids", () => {
+  it("refuses client ids the server did not issue: made up, public part only, forged or tampered signatures, another channel's", async () => {
+    const { channel } = build({ token: "t" });
+    await channel.start();
+    const other = build({ token: "t" }, undefined, "websocket-b").channel;
+    await other.start();
+    const issued = String((await (await connect(wsUrl(channel, "?token=t"))).next("ready")).clientId);
+    const fromOther = String((await (await connect(wsUrl(other, "?token=t"))).next("ready")).clientId);
+    const [id, signature] = issued.split(".") as [string, string];
+    const flipped = `${signature.slice(0, -1)}${signature.endsWith("A") ? "B" : "A"}`;
+    for (const forged of ["browser-1", id, `${id}.${"A".repeat(43)}`, `${id}.${flipped}`, `${"B".repeat(22)}.${signature}`, fromOther, `${issued}x`]) {
+      expect(await refusedStatus(wsUrl(channel, `?token=t&clientId=${encodeURIComponent(forged)}`)), forged).toBe(403);
+    }
+    // The token is still checked first.
+    expect(await refusedStatus(wsUrl(channel, `?clientId=${issued}`))).toBe(401);
+  });
+
+  it("a reconnect with the issued id resumes the same chat, also after a restart of the channel", async () => {
+    const first = build();
+    await first.channel.start();
+    const client = await connect(wsUrl(first.channel, "?chatId=notes"));
+    const credential = String((await client.next("ready")).clientId);
+    client.socket.send(JSON.stringify({ type: "message", content: "before" }));
+    const before = await nextInbound(first.bus);
+    client.socket.close();
+    await first.channel.stop();
+
+    const second = build();
+    await second.channel.start();
+    const again = await connect(wsUrl(second.channel, `?chatId=notes&clientId=${credential}`));
+    expect(await again.next("ready")).toEqual({ type: "ready", chatId: "notes", clientId: credential });
+    again.socket.send(JSON.stringify({ type: "message", content: "after" }));
+    const after = await nextInbound(second.bus);
+    expect({ chatId: after.chatId, senderId: after.senderId }).toEqual({ chatId: before.chatId, senderId: before.senderId });
+    await second.bus.publishOutbound({ kind: "message", channel: "websocket", chatId: after.chatId, id: "r", content: "welcome back" });
+    expect((await again.next("message")).content).toBe("welcome back");
+    // The secret behind the ids is the owner's alone.
+    expect((await stat(clientSecretPath(home, "websocket"))).mode & 0o777).toBe(0o600);
+  });
+
+  it("answers a frame over maxPayload with an error frame and keeps the connection", async () => {
+    const { channel, bus } = build({ maxPayload: 1024 });
+    await channel.start();
+    const client = await connect(wsUrl(channel));
+    await client.next("ready");
+    client.socket.send(JSON.stringify({ type: "message", content: "x".repeat(1500) }));
+    expect((await client.next("error")).error).toMatch(/^message too large: \d+ bytes; this server accepts up to 1024 bytes per frame \(channels\.websocket\.maxPayload\)$/);
+    expect(bus.inboundSize()).toBe(0);
+    client.socket.send(JSON.stringify({ type: "message", content: "small" }));
+    expect((await nextInbound(bus)).content).toBe("small");
   });
 });

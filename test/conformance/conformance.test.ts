@@ -84,13 +84,14 @@ describe("MCP conformance suite against the server's test profile", () => {
 
     const failing = new Set(results.filter((r) => r.failed.length > 0).map((r) => r.scenario));
     const ran = new Set(results.map((r) => r.scenario));
-    const regressions = baseline.passing.filter((s) => failing.has(s) || !ran.has(s));
-    const newlyPassing = baseline.knownFailures.filter((s) => ran.has(s) && !failing.has(s));
-    const unknownFailures = [...failing].filter((s) => !baseline.passing.includes(s) && !baseline.knownFailures.includes(s));
     const checksPassed = results.reduce((n, r) => n + r.passed, 0);
     const checksFailed = results.reduce((n, r) => n + r.failed.length, 0);
     // A scenario with neither a passed nor a failed check (e.g. only warnings) proves nothing.
     const inconclusive = results.filter((r) => r.passed === 0 && r.failed.length === 0).map((r) => r.scenario);
+    // A passing scenario that fails, vanishes or stops proving anything is a regression.
+    const regressions = baseline.passing.filter((s) => failing.has(s) || !ran.has(s) || inconclusive.includes(s));
+    const newlyPassing = baseline.knownFailures.filter((s) => ran.has(s) && !failing.has(s));
+    const unknownFailures = [...failing].filter((s) => !baseline.passing.includes(s) && !baseline.knownFailures.includes(s));
 
     console.log(
       `MCP conformance: ${ran.size - failing.size - inconclusive.length}/${ran.size} scenarios passed, ${checksPassed} checks passed, ${checksFailed} failed` +
@@ -100,7 +101,7 @@ describe("MCP conformance suite against the server's test profile", () => {
     );
     const details = results
       .filter((r) => regressions.includes(r.scenario))
-      .map((r) => `${r.scenario}: ${r.failed.map((c) => `${c.id} ${c.errorMessage ?? ""}`).join("; ")}`);
+      .map((r) => `${r.scenario}: ${r.failed.length > 0 ? r.failed.map((c) => `${c.id} ${c.errorMessage ?? ""}`).join("; ") : "no check passed"}`);
     expect(regressions, `regressions:\n${details.join("\n")}`).toEqual([]);
   }, 170_000);
 });

@@ -182,6 +182,18 @@ export function fixtureTools(): ServedTool[] {
       },
     },
     {
+      // SEP-1699: the reply's SSE stream is closed mid-call; the client resumes with
+      // Last-Event-ID and the reply comes from the session's event store. A log message first
+      // gives clients that get no priming event (protocol < 2025-11-25) an event id to resume from.
+      definition: { name: "test_reconnection", description: "Closes its SSE stream mid-call, then answers.", inputSchema: NO_ARGS },
+      async call(_args, { extra, closeStream }) {
+        await log(extra, "closing this stream; reconnect with Last-Event-ID");
+        closeStream?.();
+        await sleep(200);
+        return text("Reconnection test completed");
+      },
+    },
+    {
       // The 2020-12 keywords must reach the client untouched.
       definition: {
         name: "json_schema_2020_12_tool",

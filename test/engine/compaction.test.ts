@@ -18,6 +18,7 @@ afterEach(async () => {
 /** An estimator that charges exactly what a message's `meta.tokens` says. */
 const metaEstimator: TokenEstimator = {
   load: async () => undefined,
+  ready: true,
   text: () => 0,
   message: (m) => (typeof m.meta?.tokens === "number" ? m.meta.tokens : 0),
   tools: () => 0,

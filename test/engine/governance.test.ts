@@ -10,6 +10,7 @@ const call = (id: string, name = "exec"): ToolCallPart => ({ type: "toolCall", i
 /** One token per character of text: easy budgets to reason about. */
 const charEstimator: TokenEstimator = {
   load: async () => undefined,
+  ready: true,
   text: (t) => t.length,
   message: (m) => textOf(m).length,
   tools: () => 0,

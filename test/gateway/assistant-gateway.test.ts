@@ -77,8 +77,9 @@ describe("the assembled assistant gateway", () => {
     const message = await reply;
     socket.close();
     expect(message).toMatchObject({ type: "message", chatId: "chat-1", content: "pong" });
-    // The turn ran in the channel's session and was saved there.
-    const history = await assistant.loop.runtime.store().loadMessages("websocket:chat-1");
+    // The turn ran in the channel's session, scoped to the client's issued id, and was saved there.
+    const clientId = String(frames.find((f) => f.type === "ready")?.clientId).split(".")[0];
+    const history = await assistant.loop.runtime.store().loadMessages(`websocket:${clientId}:chat-1`);
     expect(history.map((m) => [m.role, textOf(m)])).toEqual([
       ["user", "ping"],
       ["assistant", "pong"],

@@ -103,6 +103,15 @@ describe("startup", () => {
     expect(manager.failures()).toEqual([{ server: "slow", reason: expect.stringContaining("timed out after 300 ms") }]);
   });
 
+  it("a server's own connectTimeout (seconds) overrides the default; the failure names the server and the limit", async () => {
+    manager = await McpClientManager.connect({
+      slow: { ...testServerSpec({ SLOW_HANDSHAKE_MS: "5000" }), connectTimeout: 0.3 },
+      good: testServerSpec(),
+    });
+    expect(manager.failures()).toEqual([{ server: "slow", reason: "handshake timed out after 300 ms (mcpServers.slow.connectTimeout)" }]);
+    expect(textOfOutput(await manager.callTool("good", "whoami", {}))).toMatch(/^\d+$/);
+  });
+
   it("applies enabledTools and leaves no child process after close", async () => {
     manager = await McpClientManager.connect({ t: { ...testServerSpec(), enabledTools: ["whoami"] } });
     expect(manager.tools().map((t) => t.name)).toEqual(["mcp_t_whoami"]);

@@ -1,7 +1,7 @@
 /**
  * Category 3 — MCP faults. One real Runtime with five stdio servers (`servers/faulty-server.ts`):
- * healthy, one that dies mid-call, one that hangs, one with invalid schemas and a 10 MB result,
- * and one that never answers the handshake. Turns driven by the fake LLM call the faulty tools;
+ * healthy, one that dies mid-call, one that hangs, one with invalid schemas and a 12 MB result,
+ * and one that never answers the handshake (given a 1 s `connectTimeout`). Turns driven by the fake LLM call the faulty tools;
  * each must come back as an error (or truncated) tool result, the turn must go on to its final
  * answer, and the healthy server must keep answering.
  */
@@ -37,7 +37,7 @@ beforeAll(async () => {
         crashy: spec("crash"),
         hangy: spec("hang", { toolTimeout: 0.5 }),
         invalid: spec("invalid"),
-        mute: spec("mute"),
+        mute: spec("mute", { connectTimeout: 1 }),
       },
     },
   });
@@ -71,11 +71,12 @@ function resultFor(results: WireMessage[], id: string): string {
 }
 
 describe("MCP servers that fail", () => {
-  it("a server that never finishes the handshake is reported and the rest start", async () => {
+  it("a server that never finishes the handshake is reported after its connectTimeout and the rest start", async () => {
     figures.faults++;
     const manager = await fx.runtime.mcp();
     expect(manager.failures().map((f) => f.server)).toEqual(["mute"]);
-    expect(manager.failures()[0]?.reason).toMatch(/handshake timed out/);
+    // The reason names the limit and the setting to raise.
+    expect(manager.failures()[0]?.reason).toBe("handshake timed out after 1000 ms (mcpServers.mute.connectTimeout)");
     expect(fx.logs.some((l) => l.level === "warn" && l.msg.includes("MCP server mute failed to start"))).toBe(true);
     const names = manager.tools().map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(["mcp_healthy_echo", "mcp_crashy_explode", "mcp_hangy_wait", "mcp_invalid_huge"]));
@@ -144,8 +145,11 @@ describe("MCP servers that fail", () => {
     figures.errorResults++;
   });
 
-  it("a result over the stdio frame limit (12 MB) is an error result, and the server comes back", async () => {
+  it("a result over the stdio message limit (12 MB) fails that call only; the connection stays up", async () => {
     figures.faults++;
+    const manager = await fx.runtime.mcp();
+    const pidBefore = manager.connection("invalid")?.pid;
+    expect(pidBefore).toBeGreaterThan(0);
     const { results } = await turnCalling(
       [
         { id: "call_too_big", name: "mcp_invalid_huge", arguments: { mb: 12 } },
@@ -153,12 +157,15 @@ describe("MCP servers that fail", () => {
       ],
       "mcp:huge",
     );
-    expect(resultFor(results, "call_too_big")).toMatch(/error|closed/i);
+    expect(resultFor(results, "call_too_big")).toMatch(/12\.0 MB message, over the 10\.0 MB limit/);
     expect(resultFor(results, "call_echo3")).toBe("echo: unaffected");
     figures.errorResults++;
     figures.healthyCalls++;
+    // The next call on the same server is answered by the same process: no reconnect happened.
     const again = await turnCalling([{ id: "call_inv_again", name: "mcp_invalid_echo", arguments: { text: "again" } }], "mcp:huge");
     expect(resultFor(again.results, "call_inv_again")).toBe("echo: again");
+    expect(manager.connection("invalid")?.pid).toBe(pidBefore);
+    expect(fx.logs.some((l) => l.msg === "MCP server disconnected" && l.data?.server === "invalid")).toBe(false);
   });
 
   it("after all of that the healthy server still answers", async () => {

@@ -7,6 +7,7 @@ import { build } from "vite";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
+import { referenceSpec } from "../mcp/helpers.js";
 
 const ARTIFACTS = resolve("test-artifacts");
 let webRoot: string;
@@ -34,7 +35,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function open(options: { apiKey?: string } = {}): Promise<Page> {
+async function open(options: { apiKey?: string; extra?: Record<string, unknown> } = {}): Promise<Page> {
   fx = await startGatewayFixture({ webRoot, ...options });
   page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   await page.goto(fx.url);
@@ -109,6 +110,51 @@ describe("web UI in headless Chromium", () => {
     await p.getByTestId("thread").filter({ hasText: "Groceries" }).getByTestId("delete-thread").click();
     await expect.poll(() => p.getByTestId("thread").count()).toBe(1);
     expect(await p.getByTestId("threads").textContent()).not.toContain("Groceries");
+  });
+
+  it("shows an MCP server's question as a form: a bad answer is explained, a good one reaches the tool", async () => {
+    const p = await open({ extra: { mcpServers: { everything: referenceSpec("everything") } } });
+    fx?.fake.enqueue(
+      { toolCalls: [{ id: "call_form", name: "mcp_everything_trigger-elicitation-request", arguments: {} }] },
+      { text: "Thanks, **Ada**." },
+    );
+    await send(p, "fill in the form");
+    const form = p.getByTestId("elicitation");
+    await form.waitFor();
+    expect(await form.textContent()).toContain("everything asks");
+    expect(await form.textContent()).toContain("Please provide inputs for the following fields:");
+    // The required name is empty: the gateway refuses, the form says why and stays open.
+    await form.getByTestId("elicit-accept").click();
+    await expect.poll(() => form.getByTestId("elicit-error").textContent()).toBe("invalid answer: name is required");
+    await form.locator('[data-field="name"]').fill("Ada Lovelace");
+    await form.locator('[data-field="check"]').check();
+    await form.locator('[data-field="integer"]').fill("7");
+    await form.locator('[data-field="untitledSingleSelectEnum"]').selectOption("Rachel");
+    await p.screenshot({ path: join(ARTIFACTS, "webui-elicitation-form.png") });
+    await form.getByTestId("elicit-accept").click();
+    await expect.poll(() => form.getAttribute("data-state")).toBe("accept");
+    const reply = p.getByTestId("assistant-message").last();
+    await reply.locator("strong", { hasText: "Ada" }).waitFor();
+    const tool = reply.getByTestId("tool-call");
+    await tool.locator("summary").click();
+    const result = await tool.getByTestId("tool-result").textContent();
+    expect(result).toContain("- Name: Ada Lovelace");
+    expect(result).toContain("- Agreed to terms: true");
+    expect(result).toContain("- Favorite Integer: 7");
+    expect(result).toContain('"untitledSingleSelectEnum": "Rachel"');
+  });
+
+  it("declining an MCP server's question closes the form and the tool says so", async () => {
+    const p = await open({ extra: { mcpServers: { everything: referenceSpec("everything") } } });
+    fx?.fake.enqueue({ toolCalls: [{ id: "call_no", name: "mcp_everything_trigger-elicitation-request", arguments: {} }] }, { text: "Understood." });
+    await send(p, "fill in the form");
+    const form = p.getByTestId("elicitation");
+    await form.getByTestId("elicit-decline").click();
+    await expect.poll(() => form.getAttribute("data-state")).toBe("decline");
+    await p.getByText("Understood.").waitFor();
+    const tool = p.getByTestId("assistant-message").last().getByTestId("tool-call");
+    await tool.locator("summary").click();
+    expect(await tool.getByTestId("tool-result").textContent()).toContain("User declined");
   });
 
   it("asks for the API key when the gateway has one, then works", async () => {

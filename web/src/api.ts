@@ -29,7 +29,37 @@ export type ChatEvent =
   | { type: "tool_call"; call: ToolCallView }
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  | ElicitationEvent
+  | { type: "elicitation_end"; id: string; action: ElicitAction };
+
+export type ElicitAction = "accept" | "decline" | "cancel";
+export type ElicitValue = string | number | boolean | string[];
+
+/** One form field as the gateway describes it (src/mcp/elicitation-schema.ts). */
+interface FieldBase {
+  name: string;
+  label: string;
+  description?: string;
+  required: boolean;
+}
+export type ElicitField =
+  | (FieldBase & { kind: "string"; format?: "email" | "uri" | "date" | "date-time"; minLength?: number; maxLength?: number; default?: string })
+  | (FieldBase & { kind: "number" | "integer"; minimum?: number; maximum?: number; default?: number })
+  | (FieldBase & { kind: "boolean"; default?: boolean })
+  | (FieldBase & { kind: "select"; options: { value: string; label: string }[]; default?: string })
+  | (FieldBase & { kind: "multiselect"; options: { value: string; label: string }[]; minItems?: number; maxItems?: number; default?: string[] });
+
+/** An MCP server asks the user something while a tool runs. */
+export interface ElicitationEvent {
+  type: "elicitation";
+  id: string;
+  server: string;
+  message: string;
+  mode: "form" | "url";
+  fields?: ElicitField[];
+  url?: string;
+}
 
 export interface Info {
   agents: string[];
@@ -84,6 +114,9 @@ export const api = {
   deleteThread: (id: string) => json<{ deleted: boolean }>(`/api/threads/${encodeURIComponent(id)}`, { method: "DELETE" }),
   messages: (threadId: string) => json<{ messages: MessageView[] }>(`/api/messages?session=${SESSION}&thread=${encodeURIComponent(threadId)}`),
   stop: () => json<{ stopped: number }>("/api/stop", post({ session: SESSION })),
+  /** Answers an MCP server's question; a form that does not fit is refused with the reason (ApiError 400). */
+  answerElicitation: (id: string, action: ElicitAction, content?: Record<string, ElicitValue>) =>
+    json<{ ok: boolean }>(`/api/elicitation/${encodeURIComponent(id)}`, post({ action, ...(content ? { content } : {}) })),
 
   /** Runs a turn; calls `onEvent` for each event of the stream until `done` or `error`. */
   async chat(message: string, agent: string, onEvent: (e: ChatEvent) => void): Promise<void> {

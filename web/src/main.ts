@@ -4,6 +4,7 @@
  */
 import { api, setKeyPrompt } from "./api.js";
 import type { ThreadInfo } from "./api.js";
+import { closeElicitation, elicitationElement } from "./elicitation-form.js";
 import { TurnView, renderHistory, userElement } from "./view.js";
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
@@ -112,7 +113,9 @@ async function send(): Promise<void> {
         turn.finish(e.content);
         if (e.stopReason === "aborted") turn.note("Stopped.", "stopped");
         else if (e.error) turn.note(e.error, "error");
-      } else turn.note(e.message, "error");
+      } else if (e.type === "elicitation") turn.root.append(elicitationElement(e));
+      else if (e.type === "elicitation_end") closeElicitation(turn.root, e.id, e.action);
+      else turn.note(e.message, "error");
       follow();
     });
   } catch (err) {

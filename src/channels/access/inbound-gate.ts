@@ -1,7 +1,8 @@
 /**
  * The single door from a platform into the bus. Adapters hand it what the platform said; the
  * gate stamps the channel's own name on the message (so no platform message can claim an
- * internal channel), drops redelivered updates, applies access control and publishes.
+ * internal channel), drops metadata that would pick the agent or the session (see
+ * `inbound-metadata.ts`), drops redelivered updates, applies access control and publishes.
  */
 import type { InboundMessage, MediaItem, MessageBus } from "../../bus/types.js";
 import { silentLogger } from "../../core/logger.js";
@@ -9,6 +10,7 @@ import type { Logger } from "../../core/logger.js";
 import { LruSet } from "../delivery/lru-set.js";
 import type { SenderIdentity } from "../types.js";
 import type { AccessControl } from "./access-control.js";
+import { ownSessionKey, platformMetadata } from "./inbound-metadata.js";
 
 export interface GateInput {
   /** Unique per platform message; repeated ids are dropped. */
@@ -18,7 +20,9 @@ export interface GateInput {
   content: string;
   isDirect: boolean;
   media?: MediaItem[];
+  /** Platform facts; routing keys (`agent`, `sessionKey`, …) are dropped (see inbound-metadata.ts). */
   metadata?: Record<string, unknown>;
+  /** A session of the channel's own (`<channel>:…`, e.g. a forum topic); any other key is ignored. */
   sessionKey?: string;
 }
 
@@ -78,8 +82,14 @@ export class InboundGate {
       receivedAt: this.now(),
     };
     if (input.media?.length) message.media = input.media;
-    if (input.sessionKey) message.sessionKey = input.sessionKey;
-    message.metadata = { ...input.metadata, isDirect: input.isDirect, ...(input.sender.username ? { username: input.sender.username } : {}) };
+    const sessionKey = ownSessionKey(this.channel, input.sessionKey);
+    if (sessionKey) message.sessionKey = sessionKey;
+    const { metadata, dropped } = platformMetadata(input.metadata);
+    const refusedKey = input.sessionKey && sessionKey !== input.sessionKey ? input.sessionKey : undefined;
+    if (dropped.length > 0 || refusedKey) {
+      this.logger.warn("inbound routing fields ignored", { channel: this.channel, senderId: input.sender.id, keys: dropped, ...(refusedKey ? { sessionKey: refusedKey } : {}) });
+    }
+    message.metadata = { ...metadata, isDirect: input.isDirect, ...(input.sender.username ? { username: input.sender.username } : {}) };
     await this.bus.publishInbound(message);
     return "forwarded";
   }

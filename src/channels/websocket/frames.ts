@@ -1,7 +1,9 @@
 /**
  * The WebSocket wire format. Client → server: `{type:"message", content, chatId?, media?}`.
- * Server → client: `{type:"ready", chatId, clientId}`, `{type:"error", error}`, and every
- * outbound bus kind as `{type: kind, ...fields}` (message, delta, stream_end, progress, typing).
+ * Server → client: `{type:"ready", chatId, clientId}` (`clientId` is the server-issued id the
+ * client presents to resume), `{type:"error", error}`, and every outbound bus kind as
+ * `{type: kind, ...fields}` (message, delta, stream_end, progress, typing). Chat ids in frames
+ * are the client's own labels; the channel scopes them to the client on the bus.
  */
 import type { MediaItem, OutboundMessage } from "../../bus/types.js";
 

@@ -1,8 +1,14 @@
 /**
  * The WebSocket channel for the web UI and other clients. It shares the gateway's HTTP server
- * (upgrades on `path`) or listens itself. A connection belongs to one chat at a time: the
- * `?chatId=` it connected with, or the `chatId` of its latest message frame, else its client
- * id (`?clientId=` or a random one), which is also its sender id.
+ * (upgrades on `path`) or listens itself.
+ *
+ * Clients are told apart by a server-issued client id (see `client-ids.ts`): a new connection
+ * gets one in its `ready` frame, a reconnecting client presents it as `?clientId=` to resume,
+ * and one the server did not issue is refused (403). Chats belong to their client: the chat id
+ * a client names (`?chatId=`, or the `chatId` of a message frame; `default` otherwise) is a
+ * label inside its own space, and on the bus the chat is `<client id>:<label>`, so the session
+ * is `websocket:<client id>:<label>` and replies reach only that client's connections. Knowing
+ * another client's chat label, or even its public id, opens nothing.
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -17,8 +23,14 @@ import { ConfigError, errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import type { Channel, ChannelDeps } from "../types.js";
 import { isWildcardHost, presentedToken, tokenMatches } from "./auth.js";
+import { ClientIdIssuer } from "./client-ids.js";
 import type { WebSocketConfig } from "./config.js";
 import { isValidChatId, outboundFrame, parseClientFrame } from "./frames.js";
+
+/** The chat a connection is in when it names none. */
+export const DEFAULT_CHAT = "default";
+/** Frames up to this multiple of `maxPayload` are read and answered with an error; bigger ones close the socket (1009). */
+const OVERSIZE_READ_FACTOR = 2;
 
 export interface WebSocketChannelOptions extends ChannelDeps {
   config: WebSocketConfig;
@@ -29,8 +41,10 @@ export interface WebSocketChannelOptions extends ChannelDeps {
 
 interface Connection {
   socket: WebSocket;
+  /** The public part of the issued client id. */
   clientId: string;
-  chatId: string;
+  /** The chat label, scoped to this client. */
+  chat: string;
 }
 
 export class WebSocketChannel implements Channel {
@@ -41,6 +55,7 @@ export class WebSocketChannel implements Channel {
   private readonly shared?: Server;
   private own: Server | undefined;
   private wss: WebSocketServer | undefined;
+  private issuer: ClientIdIssuer | undefined;
   private readonly connections = new Set<Connection>();
   private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(request, socket, head);
 
@@ -61,7 +76,8 @@ export class WebSocketChannel implements Channel {
       const path = `channels.${this.name}.token`;
       throw new ConfigError(`${path}: a token is required when listening on ${host || "all interfaces"}`, { path, expected: "a token" });
     }
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.config.maxPayload });
+    this.issuer ??= await ClientIdIssuer.open(this.deps.home, this.name);
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: this.config.maxPayload * OVERSIZE_READ_FACTOR });
     if (this.shared) {
       this.shared.on("upgrade", this.onUpgrade);
       return;
@@ -102,8 +118,12 @@ export class WebSocketChannel implements Channel {
   }
 
   async send(message: OutboundMessage): Promise<void> {
-    const targets = [...this.connections].filter((c) => c.chatId === message.chatId && c.socket.readyState === c.socket.OPEN);
-    const frame = outboundFrame(message);
+    const scoped = splitChatId(message.chatId);
+    const targets = [...this.connections].filter(
+      (c) => scoped !== undefined && c.clientId === scoped.clientId && c.chat === scoped.chat && c.socket.readyState === c.socket.OPEN,
+    );
+    // The client sees its own chat label, not the scoped bus id.
+    const frame = outboundFrame({ ...message, chatId: scoped?.chat ?? message.chatId });
     const push = async (): Promise<void> => {
       if (targets.length === 0) throw new Error(`no client connected for chat ${message.chatId}`);
       await Promise.all(targets.map((c) => sendFrame(c.socket, frame)));
@@ -131,22 +151,34 @@ export class WebSocketChannel implements Channel {
     const wss = this.wss;
     if (!wss) return void socket.destroy();
     if (this.config.token && !tokenMatches(presentedToken(request, url), this.config.token)) {
-      socket.end("HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      refuse(socket, 401, "Unauthorized", "a valid token is required: ?token= or Authorization: Bearer");
       return;
     }
     const requested = url.searchParams.get("chatId");
-    const clientId = url.searchParams.get("clientId");
-    if ((requested !== null && !isValidChatId(requested)) || (clientId !== null && !isValidChatId(clientId))) {
-      socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    if (requested !== null && !isValidChatId(requested)) {
+      refuse(socket, 400, "Bad Request", "chatId must be 1-128 characters of [A-Za-z0-9_:.@-]");
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, requested ?? undefined, clientId ?? undefined));
+    const issuer = this.issuer;
+    if (!issuer) return void socket.destroy();
+    const presented = url.searchParams.get("clientId");
+    let client: { id: string; credential: string };
+    if (presented === null) {
+      client = issuer.issue();
+    } else {
+      const id = issuer.verify(presented);
+      if (id === undefined) {
+        this.log.info("websocket client id refused", { reason: "not issued by this server" });
+        refuse(socket, 403, "Forbidden", "this clientId was not issued by this server; connect without clientId to get a new one");
+        return;
+      }
+      client = { id, credential: presented };
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, client, requested ?? DEFAULT_CHAT));
   }
 
-  /** `clientId` lets a client (the web UI) keep one sender id across reconnects. */
-  private accept(socket: WebSocket, requestedChatId: string | undefined, requestedClientId: string | undefined): void {
-    const clientId = requestedClientId ?? randomUUID();
-    const conn: Connection = { socket, clientId, chatId: requestedChatId ?? clientId };
+  private accept(socket: WebSocket, client: { id: string; credential: string }, chat: string): void {
+    const conn: Connection = { socket, clientId: client.id, chat };
     this.connections.add(conn);
     socket.on("close", () => this.connections.delete(conn));
     socket.on("error", (error) => this.log.debug("websocket client error", { error: errorMessage(error) }));
@@ -155,29 +187,54 @@ export class WebSocketChannel implements Channel {
         this.log.error("websocket inbound failed", { error: errorMessage(error) });
       });
     });
-    socket.send(JSON.stringify({ type: "ready", chatId: conn.chatId, clientId }));
+    // The credential goes to its owner only: it is what resumes this client's chats.
+    socket.send(JSON.stringify({ type: "ready", chatId: conn.chat, clientId: client.credential }));
   }
 
   private async onFrame(conn: Connection, data: RawData, isBinary: boolean): Promise<void> {
     if (isBinary) return conn.socket.send(JSON.stringify({ type: "error", error: "binary frames are not supported" }));
+    const size = rawLength(data);
+    if (size > this.config.maxPayload) {
+      const error = `message too large: ${size} bytes; this server accepts up to ${this.config.maxPayload} bytes per frame (channels.${this.name}.maxPayload)`;
+      return conn.socket.send(JSON.stringify({ type: "error", error }));
+    }
     const parsed = parseClientFrame(rawToString(data));
     if (!parsed.ok) return conn.socket.send(JSON.stringify({ type: "error", error: parsed.error }));
     const { frame } = parsed;
-    if (frame.chatId) conn.chatId = frame.chatId;
-    const chatId = conn.chatId;
+    if (frame.chatId) conn.chat = frame.chatId;
+    const chat = conn.chat;
     await this.deps.gate.receive(
       {
         id: `${conn.clientId}:${randomUUID()}`,
-        chatId,
+        chatId: scopedChatId(conn.clientId, chat),
         sender: { id: conn.clientId },
         content: frame.content,
         isDirect: true,
         ...(frame.media ? { media: frame.media } : {}),
         metadata: { clientId: conn.clientId },
       },
-      async (text) => sendFrame(conn.socket, JSON.stringify({ type: "message", id: randomUUID(), chatId, content: text })),
+      async (text) => sendFrame(conn.socket, JSON.stringify({ type: "message", id: randomUUID(), chatId: chat, content: text })),
     );
   }
+}
+
+/** The bus chat id of a client's chat: `<client id>:<label>` (client ids hold no colon). */
+export function scopedChatId(clientId: string, chat: string): string {
+  return `${clientId}:${chat}`;
+}
+
+function splitChatId(chatId: string): { clientId: string; chat: string } | undefined {
+  const at = chatId.indexOf(":");
+  return at > 0 && at < chatId.length - 1 ? { clientId: chatId.slice(0, at), chat: chatId.slice(at + 1) } : undefined;
+}
+
+function refuse(socket: Duplex, status: number, reason: string, body: string): void {
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+}
+
+function rawLength(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((n, b) => n + b.length, 0);
+  return data.byteLength;
 }
 
 function rawToString(data: RawData): string {

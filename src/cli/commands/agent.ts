@@ -106,6 +106,7 @@ function report(ctx: CliContext, opts: AgentOptions, result: TurnReply, streamed
   } else if (result.content) {
     ctx.io.stdout.write(`${result.content}\n`);
   }
+  for (const warning of result.warnings ?? []) ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} ${warning}\n`);
   if (result.stopReason === "error") {
     ctx.io.stderr.write(`${ctx.colors.err.red("error:")} ${(result.error ?? "the turn failed").split("\n")[0]}\n`);
     ctx.exitCode = 1;

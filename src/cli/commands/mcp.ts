@@ -21,7 +21,7 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
     .command("list")
     .description("connect to every configured MCP server and list its tools, or why it failed")
     .option("--json", "print one JSON array: [{ server, tools: [{ name, description, sourceTool, kind }], error? }]")
-    .option("--timeout <seconds>", "handshake limit per server", "20")
+    .option("--timeout <seconds>", "handshake limit for servers without their own connectTimeout", "20")
     .action(async (opts: ListOptions, command: Command) => {
       const seconds = Number(opts.timeout);
       if (!Number.isFinite(seconds) || seconds <= 0) {

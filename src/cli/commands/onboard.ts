@@ -3,10 +3,13 @@
  * (@clack/prompts) on a terminal, or non-interactive with `--provider/--api-key/--model --yes`.
  * An existing config is never replaced without a yes to a question, or `--force`.
  */
+import type * as ClackPrompts from "@clack/prompts";
 import { access, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import * as clack from "@clack/prompts";
 import type { Command } from "commander";
+
+/** @clack/prompts, loaded by the command itself so other commands start without it. */
+type Prompts = typeof ClackPrompts;
 import { FALLBACK_MODELS } from "../../agent/default-models.js";
 import { defaultWorkspace, nanobotHome } from "../../config/paths.js";
 import type { CliContext } from "../context.js";
@@ -50,23 +53,23 @@ const exists = (path: string): Promise<boolean> => access(path).then(() => true,
 
 class Cancelled extends Error {}
 /** A prompt's value, or the cancellation (Ctrl-C / Esc) as an exception. */
-function answer<T>(value: T | symbol): Exclude<T, symbol> {
+function answer<T>(clack: Prompts, value: T | symbol): Exclude<T, symbol> {
   if (clack.isCancel(value) || typeof value === "symbol") throw new Cancelled("onboarding cancelled");
   return value as Exclude<T, symbol>;
 }
 
-async function askInteractively(opts: OnboardOptions): Promise<OnboardAnswers> {
+async function askInteractively(clack: Prompts, opts: OnboardOptions): Promise<OnboardAnswers> {
   const provider =
     opts.provider ??
-    answer(await clack.select({ message: "Which LLM provider?", options: ONBOARD_PROVIDERS.map((p) => ({ value: p as string, label: p })) }));
+    answer(clack, await clack.select({ message: "Which LLM provider?", options: ONBOARD_PROVIDERS.map((p) => ({ value: p as string, label: p })) }));
   const apiBase =
     opts.apiBase ??
-    (provider === "custom" ? answer(await clack.text({ message: "API base URL (OpenAI-compatible)", placeholder: "http://127.0.0.1:8000/v1" })) : undefined);
+    (provider === "custom" ? answer(clack, await clack.text({ message: "API base URL (OpenAI-compatible)", placeholder: "http://127.0.0.1:8000/v1" })) : undefined);
   const apiKey =
     opts.apiKey ??
-    (KEYLESS.has(provider) ? undefined : answer(await clack.password({ message: `${provider} API key`, validate: (v) => (v ? undefined : "required") })));
+    (KEYLESS.has(provider) ? undefined : answer(clack, await clack.password({ message: `${provider} API key`, validate: (v) => (v ? undefined : "required") })));
   const model =
-    opts.model ?? answer(await clack.text({ message: "Default model", initialValue: FALLBACK_MODELS[provider] ?? "", validate: (v) => (v ? undefined : "required") }));
+    opts.model ?? answer(clack, await clack.text({ message: "Default model", initialValue: FALLBACK_MODELS[provider] ?? "", validate: (v) => (v ? undefined : "required") }));
   return { provider, apiKey: apiKey || undefined, apiBase: apiBase || undefined, model };
 }
 
@@ -92,6 +95,7 @@ export function registerOnboardCommand(program: Command, ctx: CliContext): void 
     .option("--force", "replace an existing config")
     .action(async (opts: OnboardOptions) => {
       const { io } = ctx;
+      const clack = await import("@clack/prompts");
       const home = nanobotHome(io.env, io.cwd);
       const file = join(home, "config.json");
       const interactive = !opts.yes && io.stdout.isTTY === true && process.stdin.isTTY === true;
@@ -103,13 +107,13 @@ export function registerOnboardCommand(program: Command, ctx: CliContext): void 
             ctx.exitCode = 1;
             return;
           }
-          if (!answer(await clack.confirm({ message: `${file} exists. Replace it?`, initialValue: false }))) {
+          if (!answer(clack, await clack.confirm({ message: `${file} exists. Replace it?`, initialValue: false }))) {
             io.stdout.write("kept the existing config\n");
             return;
           }
         }
         if (interactive) clack.intro("nanobot onboard");
-        const answers = interactive ? await askInteractively(opts) : fromFlags(opts);
+        const answers = interactive ? await askInteractively(clack, opts) : fromFlags(opts);
         if (typeof answers === "string") {
           io.stderr.write(`error: ${answers}\n`);
           ctx.exitCode = 2;

@@ -12,6 +12,7 @@ import { DirectTurnProcessor } from "../../agent/turn-processor.js";
 import type { TurnProcessor } from "../../agent/turn-processor.js";
 import { errorMessage } from "../../core/errors.js";
 import type { CliContext } from "../context.js";
+import { createCliAsker } from "./elicitation-prompt.js";
 import { LOCAL_COMMANDS, completeCommand, helpText } from "./slash-commands.js";
 import { TurnOutput } from "./turn-output.js";
 import type { TerminalOut } from "./turn-output.js";
@@ -75,6 +76,8 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
     const controller = new AbortController();
     turn = controller;
     const view = new TurnOutput(output, colors, () => showReasoning);
+    // An MCP server that asks the user during this turn asks here (see elicitation-prompt.ts).
+    const unregister = options.runtime.elicitation.register(options.sessionKey, createCliAsker({ rl, print, colors, beforeAsk: () => view.suspend() }));
     try {
       const reply = await processor.process(
         { sessionKey: options.sessionKey, content: text, agent: options.agent, channel: "cli" },
@@ -87,6 +90,7 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
       view.finish("");
       print(controller.signal.aborted ? colors.yellow("⏹ stopped") : `${colors.red("error:")} ${errorMessage(err).split("\n")[0]}`);
     } finally {
+      unregister();
       view.dispose();
       turn = undefined;
     }

@@ -115,6 +115,18 @@ export class TurnOutput {
     this.atLineStart = true;
   }
 
+  /**
+   * Frees the terminal for a question (an MCP server asking the user mid-call): the spinner
+   * stops on its own line; the tool's outcome still prints when it arrives.
+   */
+  suspend(): void {
+    const s = this.spinner;
+    if (!s) return this.newline();
+    clearInterval(s.timer);
+    this.out.write("\n");
+    this.atLineStart = true;
+  }
+
   private clearSpinner(): void {
     if (!this.spinner) return;
     this.settleSpinner(this.spinner.call.id, true);

@@ -136,11 +136,17 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
   return response;
 }
 
+function loadEstimatorInBackground(state: RunState): void {
+  state.estimator.load().catch((err: unknown) => state.log("warn", "token estimator unavailable, using a rough estimate", { error: errorMessage(err) }));
+}
+
 async function streamModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
   const ctx = hookContext(state);
   const stream = state.model.stream(request, state.signal);
   const forward = (async () => {
     for await (const event of stream) {
+      // The request is out: load the exact tokenizer while the model answers (see prepareEstimator).
+      if (!state.estimator.ready) loadEstimatorInBackground(state);
       if (event.type === "text_delta") {
         state.emit({ type: "text_delta", delta: event.delta });
         state.hooks.delta(ctx, { kind: "text", delta: event.delta });

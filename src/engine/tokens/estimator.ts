@@ -12,6 +12,8 @@ import { approximateCount, countSliced, encodingForModel, loadEncoding, type Cou
 export interface TokenEstimator {
   /** Loads the tokenizer; estimates before it resolves use ~4 chars/token. */
   load(): Promise<void>;
+  /** True once counts are exact (the tokenizer has loaded). */
+  readonly ready: boolean;
   text(text: string): number;
   message(message: Message): number;
   tools(tools: readonly ToolDefinition[]): number;
@@ -23,6 +25,9 @@ const TOOL_CALL_OVERHEAD = 4;
 const FILE_TOKENS = 1600;
 /** The id cache is dropped wholesale past this size; rebuilding it costs one tokenisation pass. */
 const MAX_ID_ENTRIES = 250_000;
+const CACHED_SLICE_MIN = 256;
+/** ~4 MB of slice text at most; dropped wholesale when full. */
+const MAX_SLICE_ENTRIES = 4096;
 const ROLE_CODE = { system: 0, user: 1, assistant: 2, tool: 3 } as const;
 
 /** Role, part count and content length: different whenever governance or an edit changed the message. */
@@ -40,11 +45,25 @@ function signature(message: Message): number {
 export function createTokenEstimator(options: { model: string }): TokenEstimator {
   const encoding = encodingForModel(options.model);
   let count: CountFn = approximateCount;
+  let loading: Promise<void> | undefined;
   const messageCache = new WeakMap<Message, number>();
   const idCache = new Map<string, { signature: number; tokens: number }>();
   const toolsCache = new WeakMap<readonly ToolDefinition[], number>();
 
-  const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count, value));
+  // System prompts and tool lists are rebuilt every turn but mostly repeat: their ≤ 1 KB slices
+  // are counted once. Slices under CACHED_SLICE_MIN are cheaper to count than to look up.
+  const sliceCache = new Map<string, number>();
+  const countCached: CountFn = (slice) => {
+    if (slice.length < CACHED_SLICE_MIN) return count(slice);
+    let tokens = sliceCache.get(slice);
+    if (tokens === undefined) {
+      tokens = count(slice);
+      if (sliceCache.size >= MAX_SLICE_ENTRIES) sliceCache.clear();
+      sliceCache.set(slice, tokens);
+    }
+    return tokens;
+  };
+  const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count === approximateCount ? count : countCached, value));
 
   const part = (p: ContentPart): number => {
     switch (p.type) {
@@ -69,8 +88,14 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
   };
 
   return {
-    async load() {
-      count = await loadEncoding(encoding);
+    load() {
+      loading ??= loadEncoding(encoding).then((fn) => {
+        count = fn;
+      });
+      return loading;
+    },
+    get ready() {
+      return count !== approximateCount;
     },
     text,
     message(message) {

@@ -13,6 +13,8 @@ import type { McpLogFn, McpServerDeps } from "./chat-profile.js";
 import { ProgressBoard } from "./chat-progress.js";
 import { jsonRpcError, rejectedHost } from "./host-check.js";
 import type { HostCheckOptions } from "./host-check.js";
+import { MemoryEventStore } from "./event-store.js";
+import type { EventStoreLimits } from "./event-store.js";
 import { buildMcpServer } from "./server-profile.js";
 import type { ServerProfile } from "./server-profile.js";
 
@@ -21,6 +23,10 @@ export interface McpHttpOptions extends HostCheckOptions {
   sessionIdleMs?: number;
   /** Upper bound on open sessions; the least recently used is closed beyond it (default 1000). */
   maxSessions?: number;
+  /** Bounds of each session's event store (resumable SSE with `Last-Event-ID`). */
+  eventStore?: EventStoreLimits;
+  /** Milliseconds a client should wait before reconnecting a closed stream (SSE `retry:`, default 1000). */
+  retryIntervalMs?: number;
   log?: McpLogFn;
 }
 
@@ -42,6 +48,7 @@ interface OpenSession {
 
 const DEFAULT_IDLE_MS = 60 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS = 1000;
+const DEFAULT_RETRY_INTERVAL_MS = 1000;
 
 /** The handler the gateway mounts at `/mcp`: nanobot's published agents as tools. */
 export function createMcpHttpHandler(deps: McpHttpDeps): McpHttpHandler {
@@ -87,9 +94,11 @@ export function createProfileHttpHandler(profileFor: () => ServerProfile, option
     }
     if (request.method !== "POST") return jsonRpcError(400, "Bad Request: Mcp-Session-Id header is required");
     await evict(now);
-    const server = buildMcpServer(profileFor());
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
+      // Resumable streams: what a dropped SSE stream missed is replayed after Last-Event-ID.
+      eventStore: new MemoryEventStore(options.eventStore),
+      retryInterval: options.retryIntervalMs ?? DEFAULT_RETRY_INTERVAL_MS,
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server, lastSeen: now });
         log?.("debug", "MCP session started", { id });
@@ -98,6 +107,8 @@ export function createProfileHttpHandler(profileFor: () => ServerProfile, option
         sessions.delete(id);
       },
     });
+    // A tool's `closeStream` ends its own request's SSE stream on this transport.
+    const server = buildMcpServer(profileFor(), { closeRequestStream: (id) => transport.closeSSEStream(id) });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };

@@ -21,6 +21,7 @@ import {
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type {
+  RequestId,
   CallToolResult,
   GetPromptResult,
   Prompt,
@@ -40,6 +41,18 @@ export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification
 export interface CallScope {
   sessionKey: string;
   extra: HandlerExtra;
+  /**
+   * Ends the SSE stream that carries this request's reply (HTTP with an event store only); the
+   * client reconnects with `Last-Event-ID` and gets the reply from the store (SEP-1699 polling).
+   * Use it only once the client holds an event id on that stream: a priming event (clients of
+   * 2025-11-25 and later) or any notification sent on it.
+   */
+  closeStream?: () => void;
+}
+
+export interface BuildOptions {
+  /** How `closeStream` reaches the transport for clients the SDK offers no `closeSSEStream` to. */
+  closeRequestStream?: (requestId: RequestId) => void;
 }
 
 export interface ServedTool {
@@ -96,12 +109,16 @@ function capabilitiesOf(profile: ServerProfile): ServerCapabilities {
 }
 
 /** A fresh SDK server for one connection (the SDK binds one server to one transport). */
-export function buildMcpServer(profile: ServerProfile): Server {
+export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {}): Server {
   const server = new Server(
     { name: profile.name, version: profile.version },
     { capabilities: capabilitiesOf(profile), ...(profile.instructions ? { instructions: profile.instructions } : {}) },
   );
-  const scopeOf = (extra: HandlerExtra): CallScope => ({ sessionKey: mcpSessionKey(extra.sessionId), extra });
+  const scopeOf = (extra: HandlerExtra): CallScope => {
+    const close = options.closeRequestStream;
+    const closeStream = extra.closeSSEStream ?? (close ? () => close(extra.requestId) : undefined);
+    return { sessionKey: mcpSessionKey(extra.sessionId), extra, ...(closeStream ? { closeStream } : {}) };
+  };
   const tools = new Map(profile.tools.map((t) => [t.definition.name, t]));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: profile.tools.map((t) => t.definition) }));

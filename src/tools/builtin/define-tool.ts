@@ -27,12 +27,21 @@ export function outputText(output: ToolOutput): string {
   return output.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("\n");
 }
 
-/** Converts a zod object schema to the provider-facing JSON schema (object with properties). */
+/** Conversions by schema object: per-turn tools are rebuilt every turn around the same schemas. */
+const parametersCache = new WeakMap<z.ZodObject, JsonSchema>();
+
+/**
+ * Converts a zod object schema to the provider-facing JSON schema (object with properties).
+ * The result is shared between callers of the same schema and must not be mutated.
+ */
 export function toParameters(schema: z.ZodObject): JsonSchema {
+  const cached = parametersCache.get(schema);
+  if (cached) return cached;
   const json = z.toJSONSchema(schema, { io: "input" }) as JsonSchema;
   delete json.$schema;
   json.type = "object";
   json.properties ??= {};
+  parametersCache.set(schema, json);
   return json;
 }
 

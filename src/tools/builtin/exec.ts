@@ -10,6 +10,7 @@ import type { Tool, ToolOutput } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
 import { formatBlocked, type ExecGuard } from "./exec-guard.js";
 import { HeadTailBuffer } from "./output-buffer.js";
+import { fmt } from "./walk.js";
 import type { WorkspaceGuard } from "./workspace-guard.js";
 
 export const EXEC_DEFAULT_TIMEOUT_S = 60;
@@ -115,7 +116,7 @@ export function createExecTool(options: ExecToolOptions): Tool {
     description:
       `Run a bash command in the workspace and return its combined stdout/stderr and exit code. ` +
       `Timeout ${defaultTimeout} s by default (timeout: 1-${EXEC_MAX_TIMEOUT_S}); on timeout the command and all its ` +
-      `child processes are killed. Output over ${cap.toLocaleString("en-US")} characters keeps the head and the tail. ` +
+      `child processes are killed. Output over ${fmt(cap)} characters keeps the head and the tail. ` +
       `Destructive commands (rm -rf, mkfs, dd, shutdown, …), writes to memory files and requests to ` +
       `private/loopback/metadata addresses are refused. Prefer read_file/grep/edit_file for files. ` +
       `Background processes must redirect their output (nohup cmd > log 2>&1 &) to outlive the call.`,

@@ -92,7 +92,9 @@ export function isPdf(sample: Uint8Array): boolean {
   return Buffer.from(sample.subarray(0, 5)).toString("latin1") === "%PDF-";
 }
 
-/** `12,345` — numbers in notes the model reads. */
+/** `12,345` — numbers in notes the model reads (without Intl, whose first use loads ICU data). */
 export function fmt(n: number): string {
-  return n.toLocaleString("en-US");
+  const [whole = "", fraction] = String(n).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }

@@ -1,0 +1,41 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { userMessage } from "../../src/core/message-helpers.js";
+import { createTokenEstimator, runAgent } from "../../src/engine/index.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { makeModel } from "./helpers/harness.js";
+
+let fake: FakeLLM;
+beforeEach(async () => {
+  fake = await startFakeLLM();
+  fake.enqueue({ text: "ok" });
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+describe("loading the exact tokenizer", () => {
+  it("sends a small conversation's first request on the rough estimate and loads the tokenizer while the model answers", async () => {
+    const estimator = createTokenEstimator({ model: "gpt-4o" });
+    let readyAtRequest: boolean | undefined;
+    const stream = runAgent({ model: makeModel(fake), messages: [userMessage("hi")], estimator, contextWindow: 128_000 });
+    for await (const event of stream) if (event.type === "llm_request") readyAtRequest = estimator.ready;
+    await stream.result();
+    expect(readyAtRequest).toBe(false);
+    await estimator.load();
+    expect(estimator.ready).toBe(true);
+    // Exact from now on: "hello world" is 2 o200k tokens, the rough estimate says 3.
+    expect(estimator.text("hello world")).toBe(2);
+  });
+
+  it("waits for exact counts when the conversation may be near the window", async () => {
+    const estimator = createTokenEstimator({ model: "gpt-4o" });
+    let readyAtRequest: boolean | undefined;
+    // ~3,000 rough tokens in a 10,000-token window: over the 25 % share.
+    const big = userMessage("word ".repeat(2_400));
+    const stream = runAgent({ model: makeModel(fake), messages: [big], estimator, contextWindow: 10_000, maxTokens: 0 });
+    for await (const event of stream) if (event.type === "llm_request") readyAtRequest = estimator.ready;
+    expect((await stream.result()).stopReason).toBe("completed");
+    expect(readyAtRequest).toBe(true);
+  });
+});

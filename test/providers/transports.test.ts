@@ -1,0 +1,90 @@
+/**
+ * The two ways a provider request goes out — Node's http module (default) and an injected
+ * fetch — must behave the same: streamed deltas, HTTP errors with their headers, a cut
+ * connection, a stall, the caller's abort, and a refused connection.
+ */
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { AbortedError, ProviderError } from "../../src/core/errors.js";
+import type { ModelTarget } from "../../src/providers/types.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { ask, collect, deltas, rawModel } from "./helpers.js";
+
+let fake: FakeLLM;
+beforeEach(async () => {
+  fake = await startFakeLLM();
+});
+afterEach(async () => {
+  await fake.close();
+});
+
+const fetchCalls: string[] = [];
+const countingFetch: typeof fetch = (input, init) => {
+  fetchCalls.push(String(input));
+  return fetch(input, init);
+};
+
+const TRANSPORTS: [string, Partial<ModelTarget>][] = [
+  ["node http", {}],
+  ["injected fetch", { fetch: countingFetch }],
+];
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe.each(TRANSPORTS)("provider requests over %s", (name, extra) => {
+  it("streams the reply in deltas and reports usage", async () => {
+    fetchCalls.length = 0;
+    fake.enqueue({ text: "one two three", usage: { promptTokens: 7, completionTokens: 3 } });
+    const { events, response, error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
+    expect(error).toBeUndefined();
+    expect(deltas(events, "text_delta")).toBe("one two three");
+    expect(events.filter((e) => e.type === "text_delta").length).toBeGreaterThan(1);
+    expect(response?.usage).toMatchObject({ promptTokens: 7, completionTokens: 3 });
+    expect(fetchCalls.length).toBe(name === "injected fetch" ? 1 : 0);
+  });
+
+  it("maps an HTTP error with its Retry-After header", async () => {
+    fake.enqueue({ kind: "error", status: 429, body: { error: { message: "Rate limit reached", type: "rate_limit_error" } }, headers: { "retry-after": "7" } });
+    const { error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ status: 429, kind: "rate_limit", retryAfterSeconds: 7 });
+  });
+
+  it("says the answer was cut off when the connection drops mid-stream", async () => {
+    fake.enqueue({ text: "a b c d e f", chunkSize: 1, fault: { type: "cut", afterChunks: 2 } });
+    const { events, error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
+    expect(deltas(events, "text_delta").length).toBeGreaterThan(0);
+    expect(error).toMatchObject({ kind: "connection" });
+    expect((error as Error).message).toMatch(/connection lost mid-answer/);
+  });
+
+  it("fails a stream that goes quiet as stream_stalled", async () => {
+    fake.enqueue({ text: "a b c", chunkSize: 1, fault: { type: "stall", afterChunks: 1 } });
+    const { error } = await collect(rawModel(fake, "chat", { ...extra, idleTimeoutMs: 150 }).stream(ask("hi")));
+    expect(error).toMatchObject({ kind: "stream_stalled" });
+  });
+
+  it("stops on the caller's abort with an AbortedError", async () => {
+    fake.enqueue({ text: "slow answer", delayMs: 5_000 });
+    const controller = new AbortController();
+    const stream = rawModel(fake, "chat", extra).stream(ask("hi"), controller.signal);
+    setTimeout(() => controller.abort(), 50);
+    const { error } = await collect(stream);
+    expect(error).toBeInstanceOf(AbortedError);
+  });
+
+  it("names the refused connection", async () => {
+    const port = await closedPort();
+    const { error } = await collect(rawModel(fake, "chat", { ...extra, baseURL: `http://127.0.0.1:${port}/v1` }).stream(ask("hi")));
+    expect(error).toMatchObject({ kind: "connection" });
+    expect((error as Error).message).toContain("ECONNREFUSED");
+  });
+});
