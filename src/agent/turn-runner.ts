@@ -4,6 +4,7 @@
  * → run (persist the user message, run the engine) → save → respond. The AgentLoop owns
  * locking and delivery; this owns what happens inside the lock.
  */
+import { ModelSlot, type AcquireSlot } from "./model-slot.js";
 import type { AgentEvent } from "../core/events.js";
 import { errorMessage } from "../core/errors.js";
 import { systemMessage } from "../core/message-helpers.js";
@@ -41,12 +42,8 @@ export interface TurnJob {
   onTurnBegun?: (turnId: string) => void;
   /** Profile tools to leave out for this turn. */
   withoutTools?: readonly string[];
-  /**
-   * The concurrency gate: taken before the turn's first model call (consolidation or the run)
-   * and given back when the engine is done, so restoring, building and saving — and slash
-   * commands, which call no model — never hold a slot.
-   */
-  modelSlot?: (signal: AbortSignal) => Promise<() => void>;
+  /** The concurrency gate, taken at the turn's first model call (see ModelSlot). */
+  modelSlot?: AcquireSlot;
 }
 
 export interface TurnOutcome {
@@ -64,16 +61,7 @@ export interface TurnRunnerDeps {
 }
 
 export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise<TurnOutcome> {
-  let release: (() => void) | undefined;
-  const slot = {
-    take: async (): Promise<void> => {
-      if (!release && job.modelSlot) release = await job.modelSlot(job.signal);
-    },
-    give: (): void => {
-      release?.();
-      release = undefined;
-    },
-  };
+  const slot = new ModelSlot(job.modelSlot, job.signal);
   try {
     return await runStages(deps, job, slot);
   } finally {
@@ -81,12 +69,7 @@ export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise
   }
 }
 
-interface SlotHandle {
-  take(): Promise<void>;
-  give(): void;
-}
-
-async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: SlotHandle): Promise<TurnOutcome> {
+async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): Promise<TurnOutcome> {
   const { runtime, context } = deps;
   const { request, sessionKey } = job;
   const store = runtime.store();
@@ -129,7 +112,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: SlotHandle): 
         log: context.history,
         signal: job.signal,
         logger: runtime.logger,
-        beforeModelCall: slot.take,
+        beforeModelCall: () => slot.take(),
       });
       return outcome.history;
     });
@@ -161,7 +144,6 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: SlotHandle): 
     if (event.type === "llm_request") contextTokens = event.estimatedTokens;
     job.onEvent?.(event);
   };
-  await slot.take();
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
     const turn = await store.beginTurn(sessionKey, user);
     turnId = turn.turnId;
@@ -173,7 +155,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: SlotHandle): 
       return await runTurnEngine(runtime, {
         turnId,
         sessionKey,
-        profile,
+        profile: { ...profile, model: slot.wrap(profile.model) },
         messages: [...messages, user],
         tools,
         signal: job.signal,

@@ -189,6 +189,9 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async recoverDanglingTurns(sessionKey: string): Promise<number> {
+    // Nearly always there is nothing to recover: one indexed read spares the write lock and a commit.
+    const pending = this.q.prepare<[string], { one: number }>("SELECT 1 AS one FROM turns WHERE session_key = ? AND status = 'pending' LIMIT 1").get(sessionKey);
+    if (!pending) return 0;
     return this.write(() => turns.recoverDanglingTurns(this.ops, sessionKey));
   }
 

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { ModelSlot } from "../../src/agent/model-slot.js";
+import { Semaphore } from "../../src/agent/semaphore.js";
+import { AbortedError } from "../../src/core/errors.js";
+import { EventStream } from "../../src/core/event-stream.js";
+import { modelErrorEvent } from "../../src/core/llm.js";
+import type { LanguageModel, ModelEvent, ModelResponse } from "../../src/core/llm.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
+
+function countingModel(): { model: LanguageModel; calls: number } {
+  const box = {
+    calls: 0,
+    model: {
+      provider: "test",
+      model: "m",
+      contextWindow: 1000,
+      stream() {
+        box.calls++;
+        const stream = new EventStream<ModelEvent, ModelResponse>(modelErrorEvent);
+        stream.push({ type: "text_delta", delta: "ok" });
+        stream.end({ message: assistantMessage("ok"), finishReason: "stop", usage: { promptTokens: 1, completionTokens: 1 }, provider: "test", model: "m" });
+        return stream;
+      },
+    } as LanguageModel,
+  };
+  return box;
+}
+
+const request = { messages: [userMessage("hi")] };
+
+describe("a turn's model slot", () => {
+  it("takes the gate at the first model call, keeps it across calls and gives it back once", async () => {
+    const gate = new Semaphore(1);
+    const slot = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
+    const inner = countingModel();
+    const model = slot.wrap(inner.model);
+    expect(model.contextWindow).toBe(1000);
+    expect(gate.inUse).toBe(0);
+    const events: ModelEvent[] = [];
+    const first = model.stream(request);
+    first.subscribe((e) => events.push(e));
+    expect((await first.result()).message).toEqual(expect.objectContaining({ role: "assistant" }));
+    expect(events.some((e) => e.type === "text_delta")).toBe(true);
+    expect(gate.inUse).toBe(1);
+    await model.stream(request).result();
+    expect(gate.inUse).toBe(1);
+    expect(inner.calls).toBe(2);
+    slot.give();
+    slot.give();
+    expect(gate.inUse).toBe(0);
+  });
+
+  it("waits while another turn holds the slot, and fails with AbortedError when its turn is stopped first", async () => {
+    const gate = new Semaphore(1);
+    const holder = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
+    await holder.take();
+    const stop = new AbortController();
+    const waiting = new ModelSlot((signal) => gate.acquire(signal), stop.signal);
+    const inner = countingModel();
+    const result = waiting.wrap(inner.model).stream(request).result();
+    await Promise.resolve();
+    expect(gate.waiting).toBe(1);
+    stop.abort();
+    await expect(result).rejects.toBeInstanceOf(AbortedError);
+    expect(inner.calls).toBe(0);
+    holder.give();
+    expect(gate.inUse).toBe(0);
+  });
+
+  it("is transparent without a gate", () => {
+    const inner = countingModel();
+    expect(new ModelSlot(undefined, new AbortController().signal).wrap(inner.model)).toBe(inner.model);
+  });
+});
