@@ -25,7 +25,6 @@ const BUNDLED = new Set([
   "picomatch",
   "jsonrepair",
   "ipaddr.js",
-  "pino",
   "@clack/prompts",
 ]);
 

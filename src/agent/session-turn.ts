@@ -29,6 +29,8 @@ export interface SessionTurnInput {
   hooks?: AgentHooks | readonly AgentHooks[];
   /** Extra system text appended after the agent's instructions (memory, skills, …). */
   systemExtra?: string;
+  /** Called once the turn is persisted (a caller settling a failure needs its id). */
+  onTurnBegun?: (turnId: string) => void;
 }
 
 export interface SessionTurnResult extends RunResult {
@@ -124,6 +126,7 @@ export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput):
   if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
   const user = prepared.message;
   const turn = await store.beginTurn(sessionKey, user);
+  input.onTurnBegun?.(turn.turnId);
   try {
     const estimator = sharedTokenEstimator(profile.modelRef);
     const history = await store.loadHistory(sessionKey, { tokenBudget: historyBudget(profile), estimate: (m) => estimator.message(m) });

@@ -4,12 +4,12 @@
  * state the next turn trips over. This closes what the turn left open and builds the error
  * reply the caller gets instead, the same shape as a turn the engine ended with an error.
  */
-import { AbortedError, errorMessage, isAbortError } from "../core/errors.js";
+import { AbortedError, ConfigError, errorMessage, isAbortError, ProviderError } from "../core/errors.js";
 import { parseCommand } from "./commands/registry.js";
 import type { Runtime } from "./runtime.js";
 import { closeThrownTurn } from "./session-turn.js";
 import { prepareTurnInput } from "./turn-input.js";
-import type { TurnReply, TurnRequest } from "./turn-processor.js";
+import type { TurnErrorKind, TurnReply, TurnRequest } from "./turn-processor.js";
 
 export interface ThrownTurn {
   sessionKey: string;
@@ -58,9 +58,23 @@ export function thrownTurnReply(sessionKey: string, error: unknown, extra: { tur
     toolsUsed: [],
     usage: { promptTokens: 0, completionTokens: 0 },
     error: text.split("\n")[0] ?? text,
+    errorKind: turnErrorKind(error),
     ...(extra.turnId ? { turnId: extra.turnId } : {}),
     ...(extra.command ? { command: extra.command } : {}),
   };
+}
+
+/** Whose failure an error is: the provider's, the configuration's, or nanobot's own. */
+export function turnErrorKind(error: unknown): TurnErrorKind {
+  if (error instanceof ProviderError || hasCode(error, ["provider_error", "context_overflow"])) return "provider";
+  if (error instanceof ConfigError || hasCode(error, ["config_error"])) return "config";
+  return "internal";
+}
+
+/** Errors that crossed a boundary (a worker, a serialised result) keep their `code`, not their class. */
+function hasCode(error: unknown, codes: readonly string[]): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && codes.includes(code);
 }
 
 function requestText(request: TurnRequest): string {

@@ -3,10 +3,12 @@
  * implements it with locks, queues and slash commands; `DirectTurnProcessor` is the minimal
  * version (one turn straight through the session store) for scripts and early wiring.
  */
+import { isAbortError } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
 import type { StopReason, Usage, UserContentPart } from "../core/messages.js";
 import type { Runtime } from "./runtime.js";
 import { runSessionTurn } from "./session-turn.js";
+import { settleThrownTurn, thrownTurnReply, turnErrorKind } from "./turn-failure.js";
 
 export interface TurnRequest {
   sessionKey: string;
@@ -25,6 +27,14 @@ export interface TurnOptions {
   onEvent?: (event: AgentEvent) => void;
 }
 
+/**
+ * Why a turn failed, for faces that answer differently (the OpenAI API: 502 for the provider,
+ * 500 for nanobot itself): the model provider failed, the configuration is broken (no model,
+ * an unknown agent), or something else in nanobot failed (a stage threw: a store write, a
+ * workspace file, a command).
+ */
+export type TurnErrorKind = "provider" | "config" | "internal";
+
 export interface TurnReply {
   content: string;
   sessionKey: string;
@@ -33,6 +43,8 @@ export interface TurnReply {
   usage: Usage;
   /** Set when the turn failed; a one-line, user-facing reason. */
   error?: string;
+  /** Set with `error`: whose failure it was. Absent on an engine-ended error means the provider. */
+  errorKind?: TurnErrorKind;
   /** Things the user should know about the turn, e.g. that their message was cut to fit the model. */
   warnings?: string[];
   /** Set when a slash command answered instead of the model (`/help`, `/new`, …). */
@@ -44,29 +56,47 @@ export interface TurnProcessor {
   process(request: TurnRequest, options?: TurnOptions): Promise<TurnReply>;
 }
 
-/** Runs each turn directly: no lock, no queue, no commands. */
+/**
+ * Runs each turn directly: no lock, no queue, no commands. Like the AgentLoop it never rejects
+ * for a failed turn: a stage that throws (an unknown agent, a broken config, a store write)
+ * leaves the session legal and answers with an error reply.
+ */
 export class DirectTurnProcessor implements TurnProcessor {
   constructor(private readonly runtime: Runtime) {}
 
   async process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
-    const profile = await this.runtime.resolveAgent(request.agent);
-    const result = await runSessionTurn(this.runtime, {
-      sessionKey: request.sessionKey,
-      content: request.content,
-      profile,
-      signal: options.signal,
-      onEvent: options.onEvent,
-    });
-    return {
-      content: result.content,
-      sessionKey: result.sessionKey,
-      stopReason: result.stopReason,
-      toolsUsed: result.toolsUsed,
-      usage: result.usage,
-      turnId: result.turnId,
-      ...(result.stopReason === "error" ? { error: errorLine(result.error) } : {}),
-      ...(result.warnings ? { warnings: result.warnings } : {}),
-    };
+    let turnId: string | undefined;
+    try {
+      const profile = await this.runtime.resolveAgent(request.agent);
+      const result = await runSessionTurn(this.runtime, {
+        sessionKey: request.sessionKey,
+        content: request.content,
+        profile,
+        signal: options.signal,
+        onEvent: options.onEvent,
+        onTurnBegun: (id) => {
+          turnId = id;
+        },
+      });
+      return {
+        content: result.content,
+        sessionKey: result.sessionKey,
+        stopReason: result.stopReason,
+        toolsUsed: result.toolsUsed,
+        usage: result.usage,
+        turnId: result.turnId,
+        ...(result.stopReason === "error" ? { error: errorLine(result.error), errorKind: turnErrorKind(result.error) } : {}),
+        ...(result.warnings ? { warnings: result.warnings } : {}),
+      };
+    } catch (error) {
+      const stopped = isAbortError(error) || options.signal?.aborted === true;
+      await settleThrownTurn(this.runtime, { sessionKey: request.sessionKey, request, turnId, error, stopped });
+      if (stopped) {
+        return { content: "", sessionKey: request.sessionKey, stopReason: "aborted", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, ...(turnId ? { turnId } : {}) };
+      }
+      this.runtime.logger.error("turn failed", { sessionKey: request.sessionKey, error: errorLine(error) });
+      return thrownTurnReply(request.sessionKey, error, turnId ? { turnId } : {});
+    }
   }
 }
 

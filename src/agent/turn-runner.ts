@@ -22,6 +22,7 @@ import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "
 import type { TurnEngineOutcome } from "./session-turn.js";
 import { StageTimer } from "./stage-timer.js";
 import type { StageTiming } from "./stage-timer.js";
+import { turnErrorKind } from "./turn-failure.js";
 import { prepareTurnInput } from "./turn-input.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
@@ -191,7 +192,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     toolsUsed: result.toolsUsed,
     usage: result.usage,
     turnId,
-    ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)) } : {}),
+    ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)), errorKind: turnErrorKind(result.error) } : {}),
     ...(input.warning ? { warnings: [input.warning] } : {}),
   };
   return { reply, timings: timer.timings };

@@ -1,9 +1,18 @@
 /**
  * The logging seam. Library code takes a `Logger` (default: silent); the CLI and gateway
  * create a pino logger. Secrets are redacted by key name before anything is written.
+ *
+ * pino (and the log file) is set up on the first line that will be written: `agent -m` at its
+ * default `warn` level usually writes none, and should not pay for loading it.
  */
-import { pino } from "pino";
+import type * as Pino from "pino";
+import { lazyPackage } from "./lazy-package.js";
 import { scrubSecretData, scrubSecretText } from "./scrub.js";
+
+const pinoPackage = lazyPackage<typeof Pino>("pino");
+
+/** pino's numeric levels. */
+const LEVEL_VALUES: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50 };
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 
@@ -49,24 +58,28 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const paths = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k}`]);
-  const destination =
-    options.destination ?? (options.file ? pino.destination({ dest: options.file, mkdir: true, sync: false }) : pino.destination(2));
-  const base = pino(
-    { level: options.level ?? "info", redact: { paths, censor: "[redacted]" }, base: undefined },
-    destination,
-  );
-  return wrap(base);
+  const level = options.level ?? "info";
+  let base: Pino.Logger | undefined;
+  const root = (): Pino.Logger => {
+    if (base) return base;
+    const { pino } = pinoPackage();
+    const paths = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k}`]);
+    const destination =
+      options.destination ?? (options.file ? pino.destination({ dest: options.file, mkdir: true, sync: false }) : pino.destination(2));
+    base = pino({ level, redact: { paths, censor: "[redacted]" }, base: undefined }, destination);
+    return base;
+  };
+  return wrap(root, LEVEL_VALUES[level]);
 }
 
-function wrap(p: pino.Logger): Logger {
+function wrap(get: () => Pino.Logger, threshold: number): Logger {
   // Key-name redaction misses credentials inside text (URLs quoted by error messages), so
   // messages and string data are scrubbed too — only for lines that will be written.
   const at =
     (level: LogLevel) =>
     (msg: string, data?: Record<string, unknown>): void => {
-      if (!p.isLevelEnabled(level)) return;
-      p[level](data ? scrubSecretData(data) : {}, scrubSecretText(msg));
+      if (LEVEL_VALUES[level] < threshold) return;
+      get()[level](data ? scrubSecretData(data) : {}, scrubSecretText(msg));
     };
   return {
     trace: at("trace"),
@@ -74,6 +87,9 @@ function wrap(p: pino.Logger): Logger {
     info: at("info"),
     warn: at("warn"),
     error: at("error"),
-    child: (bindings) => wrap(p.child(scrubSecretData(bindings))),
+    child: (bindings) => {
+      let child: Pino.Logger | undefined;
+      return wrap(() => (child ??= get().child(scrubSecretData(bindings))), threshold);
+    },
   };
 }

@@ -26,6 +26,8 @@ export interface ChatCompletion {
     finish_reason: OpenAIFinishReason;
   }>;
   usage: OpenAIUsage;
+  /** nanobot's own: what the user should know about the turn (e.g. their message was cut to fit). */
+  nanobot_warnings?: string[];
 }
 
 export interface ChatCompletionChunk {
@@ -40,6 +42,8 @@ export interface ChatCompletionChunk {
     finish_reason: OpenAIFinishReason | null;
   }>;
   usage?: OpenAIUsage;
+  /** nanobot's own, on the last chunk only: see `ChatCompletion.nanobot_warnings`. */
+  nanobot_warnings?: string[];
 }
 
 /** `chatcmpl-` + 29 random characters, like OpenAI's ids. */
@@ -100,4 +104,12 @@ export const finishChunk = (meta: CompletionMeta, finish: OpenAIFinishReason): C
 /** Sent after the finish chunk when `stream_options.include_usage` is set: no choices, the usage. */
 export function usageChunk(meta: CompletionMeta, usage: Usage): ChatCompletionChunk {
   return { id: meta.id, object: "chat.completion.chunk", created: meta.created, model: meta.model, choices: [], usage: toOpenAIUsage(usage) };
+}
+
+/**
+ * The turn's warnings as the non-standard top-level `nanobot_warnings` field, only when there
+ * are any: OpenAI clients ignore fields they do not know, so the response stays compatible.
+ */
+export function withWarnings<T extends ChatCompletion | ChatCompletionChunk>(body: T, warnings: readonly string[]): T {
+  return warnings.length > 0 ? { ...body, nanobot_warnings: [...warnings] } : body;
 }

@@ -21,6 +21,7 @@ import {
   nowSeconds,
   roleChunk,
   usageChunk,
+  withWarnings,
 } from "./openai-format.js";
 import type { CompletionMeta } from "./openai-format.js";
 import { runGatewayTurn } from "./run-turn.js";
@@ -67,18 +68,44 @@ function turnRequest(input: ChatTurnInput) {
 }
 
 async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Promise<Response> {
-  const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: c.req.raw.signal });
+  const warnings = new TurnWarnings();
+  const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: c.req.raw.signal, onEvent: warnings.onEvent });
   if (late) throw timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   throwIfFailed(reply);
-  return c.json(completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage));
+  return c.json(withWarnings(completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage), warnings.of(reply)));
 }
 
-/** A failed or stopped turn is an error for an API client, in OpenAI's shape. */
+/**
+ * A failed or stopped turn is an error for an API client, in OpenAI's shape. Only a provider
+ * failure is a 502 (bad gateway); a broken configuration or a failure inside nanobot is a 500
+ * that says so, so the client does not blame (or retry against) the model.
+ */
 function throwIfFailed(reply: TurnReply): void {
   if (reply.error !== undefined || reply.stopReason === "error") {
-    throw new ApiError(502, `The model provider failed: ${reply.error ?? "unknown error"}`, "server_error", "upstream_error");
+    const reason = reply.error ?? "unknown error";
+    switch (reply.errorKind) {
+      case "config":
+        throw new ApiError(500, `nanobot's configuration cannot run this turn: ${reason}`, "server_error", "configuration_error");
+      case "internal":
+        throw new ApiError(500, `The turn failed inside nanobot, not at the model provider: ${reason}`, "server_error", "internal_error");
+      default:
+        // "provider", or an engine-ended error from a processor that does not classify it.
+        throw new ApiError(502, `The model provider failed: ${reason}`, "server_error", "upstream_error");
+    }
   }
   if (reply.stopReason === "aborted") throw new ApiError(503, "The turn was stopped before it finished", "server_error", "stopped");
+}
+
+/** The turn's `warning` events and its reply's `warnings`, each once, in the order they came. */
+class TurnWarnings {
+  private readonly seen = new Set<string>();
+  readonly onEvent = (event: AgentEvent): void => {
+    if (event.type === "warning") this.seen.add(event.message);
+  };
+  of(reply: TurnReply): string[] {
+    for (const warning of reply.warnings ?? []) this.seen.add(warning);
+    return [...this.seen];
+  }
 }
 
 function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Response {
@@ -89,7 +116,9 @@ function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, inp
     // Writes are queued so deltas keep their order while the turn runs synchronously ahead.
     let chain: Promise<void> = send(roleChunk(meta));
     let streamed = "";
+    const warnings = new TurnWarnings();
     const onEvent = (event: AgentEvent): void => {
+      warnings.onEvent(event);
       if (event.type !== "text_delta" || event.delta === "") return;
       streamed += event.delta;
       const data = contentChunk(meta, event.delta);
@@ -102,8 +131,11 @@ function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, inp
       throwIfFailed(reply);
       // Slash-command answers and setup help arrive without deltas: send them whole.
       if (streamed === "" && reply.content !== "") await send(contentChunk(meta, reply.content));
-      await send(finishChunk(meta, finishReasonFor(reply.stopReason)));
-      if (input.includeUsage) await send(usageChunk(meta, reply.usage));
+      // Warnings ride on the last chunk before [DONE]: the usage chunk when asked for, else the finish chunk.
+      const notes = warnings.of(reply);
+      const finish = finishChunk(meta, finishReasonFor(reply.stopReason));
+      await send(input.includeUsage ? finish : withWarnings(finish, notes));
+      if (input.includeUsage) await send(withWarnings(usageChunk(meta, reply.usage), notes));
       await stream.writeSSE({ data: "[DONE]" });
     } catch (err) {
       await chain.catch(() => undefined);

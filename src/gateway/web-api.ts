@@ -105,7 +105,9 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
       const client = new AbortController();
       stream.onAbort(() => client.abort());
       let chain = Promise.resolve();
+      const warned = new Set<string>();
       const emit = (event: WebEvent): void => {
+        if (event.type === "warning") warned.add(event.message);
         chain = chain.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
       };
       // An MCP server's question during this turn comes to this stream (see elicitation.ts).
@@ -125,6 +127,8 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
             },
           },
         );
+        // A reply's warnings normally came as events already; any that did not are sent before `done`.
+        for (const message of reply.warnings ?? []) if (!warned.has(message)) emit({ type: "warning", message });
         const error = timedOut ? "the turn took too long and was stopped" : reply.error;
         emit({ type: "done", content: reply.content, stopReason: reply.stopReason, toolsUsed: reply.toolsUsed, ...(error ? { error } : {}) });
       } catch (err) {

@@ -39,6 +39,8 @@ export type WebEvent =
   | { type: "reasoning"; delta: string }
   | { type: "tool_call"; call: WebToolCall }
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
+  /** Something the user should know about the turn, e.g. that their message was cut to fit the model. */
+  | { type: "warning"; message: string }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
   | { type: "error"; message: string }
   | WebElicitation
@@ -76,6 +78,8 @@ export function toWebEvent(event: AgentEvent): WebEvent | undefined {
         text: textOf(event.result.content),
         isError: event.result.isError,
       };
+    case "warning":
+      return { type: "warning", message: event.message };
     default:
       return undefined;
   }

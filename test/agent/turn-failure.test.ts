@@ -6,6 +6,9 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { DirectTurnProcessor } from "../../src/agent/turn-processor.js";
+import type { TurnProcessor } from "../../src/agent/turn-processor.js";
+import { AbortedError } from "../../src/core/errors.js";
 import { textOf } from "../../src/core/message-helpers.js";
 import { historyProblems } from "../../src/session/index.js";
 import { createHarness, finalMessages, roles, waitFor } from "./helpers.js";
@@ -23,9 +26,9 @@ async function stored(harness: LoopHarness, sessionKey: string): Promise<Array<[
 }
 
 /** The session is legal, and the next turn runs and sends what the user said before. */
-async function nextTurnSees(harness: LoopHarness, sessionKey: string, earlier: string): Promise<void> {
+async function nextTurnSees(harness: LoopHarness, sessionKey: string, earlier: string, processor: TurnProcessor = harness.loop): Promise<void> {
   harness.fake.enqueue({ text: "back on track" });
-  const next = await harness.loop.process({ sessionKey, content: "are you there?" });
+  const next = await processor.process({ sessionKey, content: "are you there?" });
   expect(next).toMatchObject({ stopReason: "completed", content: "back on track" });
   const sent = roles(harness.fake.requests.at(-1)).map(([, text]) => text);
   expect(sent.some((text) => text.includes(earlier))).toBe(true);
@@ -36,7 +39,7 @@ describe("AgentLoop.process when a stage throws", () => {
   it("restore (an unknown agent): resolves with an error reply and keeps the user's message", async () => {
     h = await createHarness({ start: false });
     const reply = await h.loop.process({ sessionKey: "cli:ghost", content: "hello ghost", agent: "ghost" });
-    expect(reply).toMatchObject({ stopReason: "error", content: "", sessionKey: "cli:ghost" });
+    expect(reply).toMatchObject({ stopReason: "error", content: "", sessionKey: "cli:ghost", errorKind: "config" });
     expect(reply.error).toMatch(/unknown agent "ghost"/);
     expect(reply.error).not.toContain("\n");
     expect(await stored(h, "cli:ghost")).toEqual([
@@ -68,7 +71,7 @@ describe("AgentLoop.process when a stage throws", () => {
     await rm(historyFile, { force: true });
     await mkdir(historyFile, { recursive: true });
     const reply = await h.loop.process({ sessionKey: "cli:build", content: "remember the blue door" });
-    expect(reply).toMatchObject({ stopReason: "error" });
+    expect(reply).toMatchObject({ stopReason: "error", errorKind: "internal" });
     expect(reply.error).toMatch(/EISDIR/);
     expect(await stored(h, "cli:build")).toEqual([
       ["user", "remember the blue door"],
@@ -129,5 +132,60 @@ describe("AgentLoop over the bus when a stage throws", () => {
       "user:anyone?",
       "assistant:still here",
     ]);
+  });
+});
+
+describe("DirectTurnProcessor.process when a stage throws", () => {
+  it("restore (an unknown agent): resolves with a configuration error reply and keeps the user's message", async () => {
+    h = await createHarness({ start: false });
+    const direct = new DirectTurnProcessor(h.runtime);
+    const reply = await direct.process({ sessionKey: "cli:d-ghost", content: "hello ghost", agent: "ghost" });
+    expect(reply).toMatchObject({ stopReason: "error", content: "", sessionKey: "cli:d-ghost", errorKind: "config" });
+    expect(reply.error).toMatch(/unknown agent "ghost"/);
+    expect(reply.error).not.toContain("\n");
+    expect(await stored(h, "cli:d-ghost")).toEqual([
+      ["user", "hello ghost"],
+      ["assistant", "[Assistant reply unavailable due to model error.]"],
+    ]);
+    expect(h.fake.requests).toHaveLength(0);
+    await nextTurnSees(h, "cli:d-ghost", "hello ghost", direct);
+  });
+
+  it("after the turn began (the history read fails): an internal error reply with the turn's id, the turn closed once", async () => {
+    h = await createHarness({ start: false });
+    const direct = new DirectTurnProcessor(h.runtime);
+    const store = h.runtime.store();
+    const original = store.loadHistory.bind(store);
+    let failures = 0;
+    store.loadHistory = (...args) => (failures++ === 0 ? Promise.reject(new Error("database disk image is malformed\nat sqlite")) : original(...args));
+    const reply = await direct.process({ sessionKey: "cli:d-load", content: "keep this question" });
+    expect(reply).toMatchObject({ stopReason: "error", error: "database disk image is malformed", errorKind: "internal", turnId: expect.any(String) });
+    expect((await store.getTurn(reply.turnId!))?.status).not.toBe("pending");
+    // Closed once: one user message and one marker, not a second copy from settling.
+    expect(await stored(h, "cli:d-load")).toEqual([
+      ["user", "keep this question"],
+      ["assistant", "[Assistant reply unavailable due to model error.]"],
+    ]);
+    await nextTurnSees(h, "cli:d-load", "keep this question", direct);
+  });
+
+  it("a stopped caller gets a stopped reply, and nothing is kept for a turn that never began", async () => {
+    h = await createHarness({ start: false });
+    const direct = new DirectTurnProcessor(h.runtime);
+    h.runtime.resolveAgent = () => Promise.reject(new AbortedError("stopped while loading the agent"));
+    const abort = new AbortController();
+    abort.abort();
+    const reply = await direct.process({ sessionKey: "cli:d-stop", content: "never mind" }, { signal: abort.signal });
+    expect(reply).toMatchObject({ stopReason: "aborted", content: "" });
+    expect(reply.error).toBeUndefined();
+    expect(await stored(h, "cli:d-stop")).toEqual([]);
+  });
+
+  it("a provider that refuses the request is an engine-ended error of kind provider", async () => {
+    h = await createHarness({ start: false });
+    h.fake.enqueue({ kind: "error", status: 401, body: { error: { message: "invalid api key", type: "invalid_request_error", param: null, code: "invalid_api_key" } } });
+    const reply = await new DirectTurnProcessor(h.runtime).process({ sessionKey: "cli:d-auth", content: "hi" });
+    expect(reply).toMatchObject({ stopReason: "error", errorKind: "provider" });
+    expect(reply.error).toMatch(/invalid api key/);
   });
 });

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Runtime } from "../../src/agent/runtime.js";
+import type { TurnProcessor } from "../../src/agent/turn-processor.js";
 import { resolveConfig } from "../../src/config/index.js";
 import type { RunningGateway } from "../../src/gateway/runtime-gateway.js";
 import { startRuntimeGateway } from "../../src/gateway/runtime-gateway.js";
@@ -25,6 +26,14 @@ export interface FixtureOptions extends RuntimeGatewayOptions {
   extra?: Record<string, unknown>;
   /** No provider at all. */
   noProvider?: boolean;
+  /** Merged into `agents.defaults` (e.g. a small `contextWindowTokens`). */
+  defaults?: Record<string, unknown>;
+  /** Named agents, beside `agents.defaults`. */
+  named?: Record<string, Record<string, unknown>>;
+  /** Added to the Runtime's env (e.g. `NANOBOT_RETRY_SCALE: "0"`). */
+  env?: Record<string, string>;
+  /** Builds the processor over the fixture's Runtime (e.g. an AgentLoop); closed with `close` if it has `stop`. */
+  makeProcessor?: (runtime: Runtime) => TurnProcessor & { stop?: () => Promise<void> };
 }
 
 /** A real gateway on 127.0.0.1:0 over a real Runtime whose provider is the scripted fake LLM. */
@@ -36,13 +45,15 @@ export async function startGatewayFixture(options: FixtureOptions = {}): Promise
   const fake = await startFakeLLM();
   const raw = {
     ...(options.noProvider ? {} : { providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-gateway-0001" } } }),
-    agents: { defaults: { ...(options.noProvider ? {} : { model: "custom/test-model" }), workspace } },
+    agents: { defaults: { ...(options.noProvider ? {} : { model: "custom/test-model" }), workspace, ...options.defaults }, ...options.named },
     gateway: { host: "127.0.0.1", ...(options.apiKey ? { apiKey: options.apiKey } : {}) },
     ...options.extra,
   };
-  const { config } = resolveConfig(raw, { env: { HOME: root, NANOBOT_HOME: home }, cwd: root });
-  const runtime = new Runtime({ config, home, env: { HOME: root, NANOBOT_HOME: home } });
-  const running = await startRuntimeGateway(runtime, { port: 0, ...options });
+  const env = { HOME: root, NANOBOT_HOME: home, ...options.env };
+  const { config } = resolveConfig(raw, { env, cwd: root });
+  const runtime = new Runtime({ config, home, env });
+  const processor = options.makeProcessor?.(runtime);
+  const running = await startRuntimeGateway(runtime, { port: 0, ...options, ...(processor ? { processor } : {}) });
   return {
     root,
     home,
@@ -51,6 +62,7 @@ export async function startGatewayFixture(options: FixtureOptions = {}): Promise
     running,
     url: running.server.url,
     async close() {
+      await processor?.stop?.();
       await running.close();
       await fake.close();
       await rm(root, { recursive: true, force: true });

@@ -35,7 +35,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-async function open(options: { apiKey?: string; extra?: Record<string, unknown> } = {}): Promise<Page> {
+async function open(options: { apiKey?: string; extra?: Record<string, unknown>; defaults?: Record<string, unknown> } = {}): Promise<Page> {
   fx = await startGatewayFixture({ webRoot, ...options });
   page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   await page.goto(fx.url);
@@ -83,6 +83,25 @@ describe("web UI in headless Chromium", () => {
     await p.screenshot({ path: join(ARTIFACTS, "webui-stopped.png") });
     const rows = await fx?.runtime.store().snapshot((q) => q.db.prepare("SELECT status FROM turns").all());
     expect(rows).toEqual([{ status: "stopped" }]);
+  });
+
+  it("shows a turn's warning as a muted note above the answer (a message cut to fit the model)", async () => {
+    // A 4,000-token window: one message may use about 988 tokens, so this one is cut.
+    const p = await open({ defaults: { contextWindowTokens: 4_000, maxTokens: 1_000 } });
+    fx?.fake.enqueue({ text: "I read the start and the end." });
+    await send(p, `BEGIN ${"lorem ipsum dolor sit amet ".repeat(400)}END`);
+    const reply = p.getByTestId("assistant-message").last();
+    await reply.getByText("I read the start and the end.").waitFor();
+    const note = reply.getByTestId("turn-warning");
+    expect(await note.textContent()).toMatch(/^Your message was too long for the model .* the beginning and the end were kept\.$/);
+    // Above the answer, in the muted colour rather than the error colour.
+    const order = await reply.evaluate((root) => [...root.querySelectorAll("[data-testid=turn-warning], .markdown")].map((n) => n.className));
+    expect(order).toEqual(["inline-warning", "markdown"]);
+    // Evaluated in the page (a string: the test's TypeScript has no DOM types).
+    const warning = await p.evaluate<string>('getComputedStyle(document.querySelector("[data-testid=turn-warning]")).color');
+    const muted = await p.evaluate<string>('getComputedStyle(document.documentElement).getPropertyValue("--muted").trim()');
+    expect(warning).toBe(hexToRgb(muted));
+    await p.screenshot({ path: join(ARTIFACTS, "webui-warning.png") });
   });
 
   it("creates, switches, renames and deletes threads", async () => {
@@ -168,3 +187,9 @@ describe("web UI in headless Chromium", () => {
     await p.getByText("authorized hello").waitFor();
   });
 });
+
+/** `#8b93a7` → `rgb(139, 147, 167)`, as getComputedStyle reports colours. */
+function hexToRgb(hex: string): string {
+  const n = Number.parseInt(hex.replace("#", ""), 16);
+  return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`;
+}

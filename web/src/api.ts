@@ -28,6 +28,7 @@ export type ChatEvent =
   | { type: "reasoning"; delta: string }
   | { type: "tool_call"; call: ToolCallView }
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
+  | { type: "warning"; message: string }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
   | { type: "error"; message: string }
   | ElicitationEvent

@@ -109,6 +109,7 @@ async function send(): Promise<void> {
       else if (e.type === "reasoning") turn.addReasoning(e.delta);
       else if (e.type === "tool_call") turn.addTool(e.call);
       else if (e.type === "tool_result") turn.toolResult(e.toolCallId, e.text, e.isError);
+      else if (e.type === "warning") turn.warn(e.message);
       else if (e.type === "done") {
         turn.finish(e.content);
         if (e.stopReason === "aborted") turn.note("Stopped.", "stopped");

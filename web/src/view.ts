@@ -45,6 +45,7 @@ export class TurnView {
   private reasoningText = "";
   private text = "";
   private body: HTMLDivElement | undefined;
+  private warnings: HTMLDivElement | undefined;
   private pending = false;
 
   constructor() {
@@ -92,6 +93,19 @@ export class TurnView {
   /** When nothing streamed (slash command, setup help) the final content is shown whole. */
   finish(content: string): void {
     if (!this.root.querySelector(".markdown") && content) this.addText(content);
+  }
+
+  /** A muted note above the answer (the message was cut to fit, …); the turn goes on. */
+  warn(text: string): void {
+    if (!this.warnings) {
+      this.warnings = el("div", "turn-warnings");
+      const answer = this.root.querySelector(".markdown, details.tool");
+      if (answer) answer.before(this.warnings);
+      else this.root.append(this.warnings);
+    }
+    const n = el("div", "inline-warning", text);
+    n.dataset.testid = "turn-warning";
+    this.warnings.append(n);
   }
 
   note(text: string, kind: "error" | "stopped"): void {

@@ -40,11 +40,14 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
     .option("--no-stream", "print the reply only when it is complete")
     .option("--logs", "print runtime logs to stderr")
     .action(async (opts: AgentOptions, command: Command) => {
+      // Loaded here, not at the top, so `nanobot --help` and other commands start without them;
+      // started before the config is read so the two overlap.
+      const modules = Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js")]);
+      modules.catch(() => undefined);
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
-      // Loaded here, not at the top: `nanobot --help` and other commands start without them.
-      const [{ Runtime }, { AgentLoop }] = await Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js")]);
+      const [{ Runtime }, { AgentLoop }] = await modules;
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
