@@ -12,7 +12,7 @@ import type { Message } from "../core/messages.js";
 import { systemMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
-import type { SessionStore } from "../session/types.js";
+import type { CloseTurnOptions, SessionStore } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 import { prepareTurnInput } from "./turn-input.js";
@@ -106,11 +106,11 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
 }
 
 /** Commits, rolls back or stops the turn according to how the run ended. */
-export async function saveTurnOutcome(store: SessionStore, turnId: string, outcome: TurnEngineOutcome): Promise<void> {
+export async function saveTurnOutcome(store: SessionStore, turnId: string, outcome: TurnEngineOutcome, options?: CloseTurnOptions): Promise<void> {
   const { result } = outcome;
-  if (result.stopReason === "aborted") await store.stopTurn(turnId, outcome.lastCheckpoint);
-  else if (result.stopReason === "error") await store.failTurn(turnId, result.error);
-  else await store.completeTurn(turnId, result);
+  if (result.stopReason === "aborted") await store.stopTurn(turnId, outcome.lastCheckpoint, options);
+  else if (result.stopReason === "error") await store.failTurn(turnId, result.error, options);
+  else await store.completeTurn(turnId, result, options);
 }
 
 /** Closes a turn whose run threw: the thread must stay legal (user message kept, marker after it). */

@@ -172,16 +172,17 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
 
   slot.give();
   await timer.stage("save", async () => {
-    await saveTurnOutcome(store, turnId, outcome);
     const prev = (restored.session?.metadata.usage ?? {}) as Partial<Usage>;
-    await store.updateMetadata(sessionKey, {
+    // The usage totals are written with the turn's closing, in one transaction.
+    const metadata = {
       usage: {
         promptTokens: (prev.promptTokens ?? 0) + outcome.result.usage.promptTokens,
         completionTokens: (prev.completionTokens ?? 0) + outcome.result.usage.completionTokens,
       },
       lastContextTokens: contextTokens,
       lastModel: profile.modelRef,
-    });
+    };
+    await saveTurnOutcome(store, turnId, outcome, { metadata });
   });
 
   const { result } = outcome;

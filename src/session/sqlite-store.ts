@@ -20,6 +20,7 @@ import * as turns from "./sqlite-turns.js";
 import type { TurnOps } from "./sqlite-turns.js";
 import { SessionStoreError } from "./types.js";
 import type {
+  CloseTurnOptions,
   ConsolidationPoint,
   LoadHistoryOptions,
   SessionInfo,
@@ -86,15 +87,25 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async updateMetadata(key: string, patch: Record<string, unknown>): Promise<void> {
-    await this.write(() => {
-      const row = this.q.ensureSession(key);
-      const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-      for (const [k, v] of Object.entries(patch)) {
-        if (v === undefined) delete metadata[k];
-        else metadata[k] = v;
-      }
-      this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
-    });
+    await this.write(() => this.patchMetadata(key, patch));
+  }
+
+  /** Inside a write transaction. */
+  private patchMetadata(key: string, patch: Record<string, unknown>): void {
+    const row = this.q.ensureSession(key);
+    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) delete metadata[k];
+      else metadata[k] = v;
+    }
+    this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
+  }
+
+  /** Inside a write transaction: the closing's metadata patch, on the turn's session. */
+  private patchTurnSession(turnId: string, options: CloseTurnOptions | undefined): void {
+    if (!options?.metadata) return;
+    const turn = this.q.turn(turnId);
+    if (turn) this.patchMetadata(turn.session_key, options.metadata);
   }
 
   async deleteSession(key: string): Promise<boolean> {
@@ -176,16 +187,25 @@ export class SqliteSessionStore implements SessionStore {
     await this.write(() => turns.saveCheckpoint(this.ops, turnId, checkpoint));
   }
 
-  async completeTurn(turnId: string, result: RunResult): Promise<void> {
-    await this.write(() => turns.completeTurn(this.ops, turnId, result));
+  async completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void> {
+    await this.write(() => {
+      turns.completeTurn(this.ops, turnId, result);
+      this.patchTurnSession(turnId, options);
+    });
   }
 
-  async failTurn(turnId: string, error: unknown): Promise<void> {
-    await this.write(() => turns.failTurn(this.ops, turnId, error));
+  async failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void> {
+    await this.write(() => {
+      turns.failTurn(this.ops, turnId, error);
+      this.patchTurnSession(turnId, options);
+    });
   }
 
-  async stopTurn(turnId: string, checkpoint?: Checkpoint): Promise<void> {
-    await this.write(() => turns.stopTurn(this.ops, turnId, checkpoint));
+  async stopTurn(turnId: string, checkpoint?: Checkpoint, options?: CloseTurnOptions): Promise<void> {
+    await this.write(() => {
+      turns.stopTurn(this.ops, turnId, checkpoint);
+      this.patchTurnSession(turnId, options);
+    });
   }
 
   async recoverDanglingTurns(sessionKey: string): Promise<number> {

@@ -71,6 +71,12 @@ export interface ConsolidationPoint {
   summary?: Message;
 }
 
+/** Written in the same transaction as a turn's closing. */
+export interface CloseTurnOptions {
+  /** Session metadata keys to set (`undefined` deletes), e.g. the running usage totals. */
+  metadata?: Record<string, unknown>;
+}
+
 /**
  * Conversation storage: sessions (`channel:chatId`) own threads, threads own an append-only
  * list of messages, and turns group the messages one user input produced.
@@ -106,9 +112,9 @@ export interface SessionStore {
   // turns
   beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle>;
   saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void>;
-  completeTurn(turnId: string, result: RunResult): Promise<void>;
-  failTurn(turnId: string, error: unknown): Promise<void>;
-  stopTurn(turnId: string, checkpoint?: Checkpoint): Promise<void>;
+  completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void>;
+  failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void>;
+  stopTurn(turnId: string, checkpoint?: Checkpoint, options?: CloseTurnOptions): Promise<void>;
   /** Closes turns of the session left `pending` by a crashed process; returns how many. */
   recoverDanglingTurns(sessionKey: string): Promise<number>;
   getTurn(turnId: string): Promise<TurnInfo | null>;

@@ -98,9 +98,9 @@ describe("AgentLoop.process when a stage throws", () => {
   it("save (a store write fails after the model answered): an error reply, the turn closed, the next turn works", async () => {
     h = await createHarness({ start: false });
     const store = h.runtime.store();
-    const original = store.updateMetadata.bind(store);
+    const original = store.completeTurn.bind(store);
     let failures = 0;
-    store.updateMetadata = (...args) => {
+    store.completeTurn = (...args) => {
       if (failures++ === 0) return Promise.reject(new Error("disk I/O error"));
       return original(...args);
     };

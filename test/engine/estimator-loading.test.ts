@@ -3,25 +3,35 @@ import { userMessage } from "../../src/core/message-helpers.js";
 import { createTokenEstimator, runAgent } from "../../src/engine/index.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { makeModel } from "./helpers/harness.js";
+import { makeModel, textTool } from "./helpers/harness.js";
 
 let fake: FakeLLM;
 beforeEach(async () => {
   fake = await startFakeLLM();
-  fake.enqueue({ text: "ok" });
 });
 afterEach(async () => {
   await fake.close();
 });
 
 describe("loading the exact tokenizer", () => {
-  it("sends a small conversation's first request on the rough estimate and loads the tokenizer while the model answers", async () => {
+  it("answers a small conversation on the rough estimate without loading the tokenizer", async () => {
+    fake.enqueue({ text: "ok" });
     const estimator = createTokenEstimator({ model: "gpt-4o" });
-    let readyAtRequest: boolean | undefined;
     const stream = runAgent({ model: makeModel(fake), messages: [userMessage("hi")], estimator, contextWindow: 128_000 });
-    for await (const event of stream) if (event.type === "llm_request") readyAtRequest = estimator.ready;
-    await stream.result();
-    expect(readyAtRequest).toBe(false);
+    expect((await stream.result()).content).toBe("ok");
+    expect(estimator.ready).toBe(false);
+  });
+
+  it("loads the tokenizer in the background once the model asks for a tool, for the requests that follow", async () => {
+    fake.enqueue({ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "done" });
+    const estimator = createTokenEstimator({ model: "gpt-4o" });
+    const requestsReady: boolean[] = [];
+    const echo = textTool("echo", (args) => String(args.text));
+    const stream = runAgent({ model: makeModel(fake), messages: [userMessage("hi")], tools: [echo], estimator, contextWindow: 128_000 });
+    for await (const event of stream) if (event.type === "llm_request") requestsReady.push(estimator.ready);
+    expect((await stream.result()).content).toBe("done");
+    // The first request never waits; the load started during the first answer.
+    expect(requestsReady[0]).toBe(false);
     await estimator.load();
     expect(estimator.ready).toBe(true);
     // Exact from now on: "hello world" is 2 o200k tokens, the rough estimate says 3.
@@ -31,6 +41,7 @@ describe("loading the exact tokenizer", () => {
   it("waits for exact counts when the conversation may be near the window", async () => {
     const estimator = createTokenEstimator({ model: "gpt-4o" });
     let readyAtRequest: boolean | undefined;
+    fake.enqueue({ text: "ok" });
     // ~3,000 rough tokens in a 10,000-token window: over the 25 % share.
     const big = userMessage("word ".repeat(2_400));
     const stream = runAgent({ model: makeModel(fake), messages: [big], estimator, contextWindow: 10_000, maxTokens: 0 });

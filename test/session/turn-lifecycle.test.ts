@@ -172,3 +172,20 @@ describe("saving drops invalid tool results", () => {
     expect(shape(await store.loadHistory(KEY))).toEqual(["user:x", "assistant:[ext]", "tool(ext):clicked"]);
   });
 });
+
+describe("closing a turn with a metadata patch", () => {
+  it("writes the session metadata in the same transaction as the closing", async () => {
+    const turn = await store.beginTurn(KEY, userMessage("hi"));
+    await store.completeTurn(turn.turnId, runResult([assistantMessage("hello")]), { metadata: { usage: { promptTokens: 3, completionTokens: 1 }, lastModel: "custom/m" } });
+    expect((await store.getTurn(turn.turnId))?.status).toBe("completed");
+    // Another process's view: both writes are there.
+    expect((await stores.open().getSession(KEY))?.metadata).toMatchObject({ usage: { promptTokens: 3, completionTokens: 1 }, lastModel: "custom/m" });
+    // Failing and stopping patch too (tokens spent on a failed turn still count); undefined deletes a key.
+    const failed = await store.beginTurn(KEY, userMessage("again"));
+    await store.failTurn(failed.turnId, new Error("provider down"), { metadata: { lastModel: undefined } });
+    expect((await store.getSession(KEY))?.metadata.lastModel).toBeUndefined();
+    const stopped = await store.beginTurn(KEY, userMessage("once more"));
+    await store.stopTurn(stopped.turnId, undefined, { metadata: { stopped: true } });
+    expect((await store.getSession(KEY))?.metadata.stopped).toBe(true);
+  });
+});

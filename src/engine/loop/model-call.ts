@@ -145,8 +145,10 @@ async function streamModel(state: RunState, request: LLMRequest): Promise<ModelR
   const stream = state.model.stream(request, state.signal);
   const forward = (async () => {
     for await (const event of stream) {
-      // The request is out: load the exact tokenizer while the model answers (see prepareEstimator).
-      if (!state.estimator.ready) loadEstimatorInBackground(state);
+      // The turn goes on past this answer: load the exact tokenizer while the model finishes and
+      // the tools run, for the requests that follow (see prepareEstimator). A turn that ends with
+      // this answer (a one-shot `agent -m`) never pays for it.
+      if (event.type === "tool_call" && !state.estimator.ready) loadEstimatorInBackground(state);
       if (event.type === "text_delta") {
         state.emit({ type: "text_delta", delta: event.delta });
         state.hooks.delta(ctx, { kind: "text", delta: event.delta });

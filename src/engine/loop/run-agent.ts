@@ -229,7 +229,7 @@ const ROUGH_ESTIMATE_SHARE = 0.25;
 /**
  * Exact counts need the tokenizer's tables, which take 0.1–0.4 s to load. Well inside the
  * window the ~4 chars/token estimate governs safely, so the first request goes out at once and
- * the tables load while the model answers (see `streamModel`); near the window the run waits.
+ * the tables load once the model asks for a tool (see `streamModel`); near the window the run waits.
  */
 async function prepareEstimator(state: RunState): Promise<void> {
   const { estimator, settings } = state;

@@ -47,6 +47,7 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
   let count: CountFn = approximateCount;
   let loading: Promise<void> | undefined;
   const messageCache = new WeakMap<Message, number>();
+  const roughCache = new WeakMap<Message, number>();
   const idCache = new Map<string, { signature: number; tokens: number }>();
   const toolsCache = new WeakMap<readonly ToolDefinition[], number>();
 
@@ -60,6 +61,21 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       tokens = count(slice);
       if (sliceCache.size >= MAX_SLICE_ENTRIES) sliceCache.clear();
       sliceCache.set(slice, tokens);
+    }
+    return tokens;
+  };
+  /** By the definition's parameters object (shared across turns), then name and description. */
+  const toolCounts = new WeakMap<object, Map<string, number>>();
+  const toolTokens = (tool: ToolDefinition): number => {
+    const exact = count !== approximateCount;
+    const key = `${tool.name}\u0000${tool.description}`;
+    const byParameters = toolCounts.get(tool.parameters);
+    const hit = exact ? byParameters?.get(key) : undefined;
+    if (hit !== undefined) return hit;
+    const tokens = text(JSON.stringify(tool));
+    if (exact) {
+      if (byParameters) byParameters.set(key, tokens);
+      else toolCounts.set(tool.parameters, new Map([[key, tokens]]));
     }
     return tokens;
   };
@@ -101,6 +117,11 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     message(message) {
       const cached = messageCache.get(message);
       if (cached !== undefined) return cached;
+      const rough = count === approximateCount;
+      if (rough) {
+        const estimate = roughCache.get(message);
+        if (estimate !== undefined) return estimate;
+      }
       const sig = signature(message);
       const byId = idCache.get(message.id);
       if (byId && byId.signature === sig) {
@@ -109,8 +130,9 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       }
       let total = MESSAGE_OVERHEAD;
       for (const p of message.content) total += part(p);
-      // A count made with the fallback would be cached forever; only cache real counts.
-      if (count !== approximateCount) {
+      // Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
+      if (rough) roughCache.set(message, total);
+      else {
         messageCache.set(message, total);
         if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
         idCache.set(message.id, { signature: sig, tokens: total });
@@ -121,7 +143,10 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       if (tools.length === 0) return 0;
       const cached = toolsCache.get(tools);
       if (cached !== undefined) return cached;
-      const total = text(JSON.stringify(tools));
+      // Per tool, so a list rebuilt every turn around the same definitions is not re-serialised;
+      // the sum differs from counting the whole JSON array by a token or two of punctuation.
+      let total = 0;
+      for (const tool of tools) total += toolTokens(tool);
       if (count !== approximateCount) toolsCache.set(tools, total);
       return total;
     },
