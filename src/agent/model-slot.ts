@@ -1,13 +1,16 @@
 /**
  * One turn's view of the AgentLoop's concurrency gate: the slot is taken when the turn first
  * calls its model (a consolidation summary or the engine's first request) and given back when
- * its engine run ends. Loading history, building the prompt, opening the turn and saving it —
- * and slash commands, which call no model — run outside it, so a slot is held for the model's
- * time, which is what the gate exists to bound.
+ * the model answers without asking for a tool — the turn's last call, as a rule — or when its
+ * engine run ends. Loading history, building the prompt, opening the turn and saving it — and
+ * slash commands, which call no model — run outside it, so a slot is held for the model's and
+ * the tools' time, which is what the gate exists to bound. A turn that calls the model again
+ * after all (a queued message injected, a structured-output correction) takes a slot again.
  */
 import { EventStream } from "../core/event-stream.js";
 import { modelErrorEvent } from "../core/llm.js";
 import type { LanguageModel, ModelEvent, ModelResponse } from "../core/llm.js";
+import { toolCallsOf } from "../core/message-helpers.js";
 import { forwardEvents } from "../providers/forward.js";
 
 export type AcquireSlot = (signal: AbortSignal) => Promise<() => void>;
@@ -38,7 +41,7 @@ export class ModelSlot {
     release?.();
   }
 
-  /** `model`, taking the slot before each call (a no-op once held). */
+  /** `model`, taking the slot before each call (a no-op once held) and giving it back after a final answer. */
   wrap(model: LanguageModel): LanguageModel {
     if (!this.acquire) return model;
     return {
@@ -50,7 +53,9 @@ export class ModelSlot {
           await this.take();
           const inner = model.stream(request, signal);
           await forwardEvents(inner, out);
-          return inner.result();
+          const response = await inner.result();
+          if (toolCallsOf(response.message).length === 0) this.give();
+          return response;
         }),
     };
   }

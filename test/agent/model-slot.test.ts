@@ -29,7 +29,7 @@ function countingModel(): { model: LanguageModel; calls: number } {
 const request = { messages: [userMessage("hi")] };
 
 describe("a turn's model slot", () => {
-  it("takes the gate at the first model call, keeps it across calls and gives it back once", async () => {
+  it("takes the gate at the first model call and gives it back after an answer without tool calls", async () => {
     const gate = new Semaphore(1);
     const slot = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
     const inner = countingModel();
@@ -41,11 +41,30 @@ describe("a turn's model slot", () => {
     first.subscribe((e) => events.push(e));
     expect((await first.result()).message).toEqual(expect.objectContaining({ role: "assistant" }));
     expect(events.some((e) => e.type === "text_delta")).toBe(true);
-    expect(gate.inUse).toBe(1);
+    // A final answer: the model is done with this turn, so the slot is free again.
+    expect(gate.inUse).toBe(0);
     await model.stream(request).result();
-    expect(gate.inUse).toBe(1);
     expect(inner.calls).toBe(2);
     slot.give();
+    slot.give();
+    expect(gate.inUse).toBe(0);
+  });
+
+  it("keeps the slot while the model asks for tools", async () => {
+    const gate = new Semaphore(1);
+    const slot = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
+    const call = { type: "toolCall" as const, id: "c1", name: "lookup", arguments: {}, rawArguments: "{}" };
+    const toolAsking: LanguageModel = {
+      provider: "test",
+      model: "m",
+      stream() {
+        const stream = new EventStream<ModelEvent, ModelResponse>(modelErrorEvent);
+        stream.end({ message: assistantMessage("", [call]), finishReason: "tool_calls", usage: { promptTokens: 1, completionTokens: 1 }, provider: "test", model: "m" });
+        return stream;
+      },
+    };
+    await slot.wrap(toolAsking).stream(request).result();
+    expect(gate.inUse).toBe(1);
     slot.give();
     expect(gate.inUse).toBe(0);
   });

@@ -111,7 +111,8 @@ describe("web UI in headless Chromium", () => {
     await p.getByText("first answer").waitFor();
     await p.getByTestId("new-thread").click();
     await expect.poll(() => p.getByTestId("thread").count()).toBe(2);
-    expect(await p.getByTestId("messages").textContent()).toBe("");
+    // The list and the (empty) history load one after the other.
+    await expect.poll(() => p.getByTestId("messages").textContent()).toBe("");
     await send(p, "second question");
     await p.getByText("second answer").waitFor();
 

@@ -171,6 +171,8 @@ $("new-thread").onclick = () =>
   void guard(async () => {
     if (busy) return;
     await api.newThread();
+    // The new thread is empty: clear the view now, not after the list and history reload.
+    renderHistory(messages, []);
     await loadCurrent();
   });
 
