@@ -38,6 +38,15 @@ describe("splitMessage", () => {
     expect(splitMessage("z".repeat(45), 20)).toEqual(["z".repeat(20), "z".repeat(20), "z".repeat(5)]);
   });
 
+  it("never cuts a long line so that its rest starts like a code fence", () => {
+    // Found by the property below (seed 1978516699): the rest "```js" became a fence line.
+    const text = `\n\`\`\`\n${" ".repeat(29)}! \`\`\`js\n`;
+    const chunks = splitMessage(text, 40);
+    for (const c of chunks) expect(c.length).toBeLessThanOrEqual(40);
+    expect(chunks.join("\n").split("\n").filter((l) => /^\s*```js/.test(l))).toEqual([]);
+    expect(chunks.join("").replace(/\s+/g, "")).toContain("!```js");
+  });
+
   it("never exceeds the limit and never loses non-space characters (property)", () => {
     const piece = fc.oneof(
       fc.string({ minLength: 0, maxLength: 120 }),

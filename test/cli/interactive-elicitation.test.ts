@@ -100,8 +100,9 @@ describe("MCP elicitation in the interactive CLI (tmux)", () => {
     tmux("send-keys", "-t", "nb", "please fill the form", "Enter");
     await until(() => screen().includes("everything asks: Please provide inputs"), "the question");
     await until(() => lastLine().includes("answer?"), "accept / decline / cancel");
-    tmux("send-keys", "-t", "nb", "a", "Enter");
+    // Counted before the keys go out: the next prompt may be on screen before we look again.
     let linesBefore = lineCount();
+    tmux("send-keys", "-t", "nb", "a", "Enter");
     for (const [label, typed] of FORM_ANSWERS) {
       // Each answer is typed only once its (new) prompt is on the last line, as a person would.
       await until(() => lineCount() > linesBefore && lastLine().trimStart().startsWith(label), `the prompt for ${label}`);

@@ -148,14 +148,23 @@ function splitLines(lines: readonly string[], limit: number): string[] {
   return pieces;
 }
 
+/** A line that starts like a fence (after any indentation) would open or close a code block. */
+const FENCE_LIKE = /^\s*(`{3}|~{3})/;
+
 function cutLine(line: string, limit: number): string[] {
   const parts: string[] = [];
   let rest = line;
   while (rest.length > limit) {
     const space = rest.lastIndexOf(" ", limit);
-    const at = space > limit / 2 ? space : limit;
+    let at = space > limit / 2 ? space : limit;
+    let skip = at === space ? 1 : 0;
+    // A cut must not turn content (`x = 1 ```js`) into a fence line of its own: move it left.
+    while (at > 1 && FENCE_LIKE.test(rest.slice(at + skip))) {
+      at--;
+      skip = 0;
+    }
     parts.push(rest.slice(0, at));
-    rest = at === space ? rest.slice(at + 1) : rest.slice(at);
+    rest = rest.slice(at + skip);
   }
   parts.push(rest);
   return parts;
