@@ -3,31 +3,13 @@
  * its `trigger-elicitation-request`, the REPL shows the server's question and asks each field
  * on the terminal; the typed answer reaches the server and comes back in the tool result.
  */
-import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { referenceSpec } from "../mcp/helpers.js";
-
-const src = (p: string): string => pathToFileURL(resolve("src", p)).href;
-
-const ENTRY = `
-import { loadConfig } from ${JSON.stringify(src("config/load.ts"))};
-import { Runtime } from ${JSON.stringify(src("agent/runtime.ts"))};
-import { createContext } from ${JSON.stringify(src("cli/context.ts"))};
-import { processIo } from ${JSON.stringify(src("cli/io.ts"))};
-import { runInteractive } from ${JSON.stringify(src("cli/interactive/index.ts"))};
-const ctx = createContext(processIo(), "test");
-const loaded = await loadConfig({ configPath: process.argv[2], env: process.env, cwd: process.cwd() });
-const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: process.env });
-await runInteractive(ctx, { runtime, sessionKey: "cli:elicit" });
-await runtime.close();
-process.stdout.write("[exited]\\n");
-`;
+import { startTmuxRepl } from "./helpers/tmux-repl.js";
+import type { TmuxRepl } from "./helpers/tmux-repl.js";
 
 /** The everything server's form, in order: each prompt's label and what the user types. */
 const FORM_ANSWERS: [label: string, typed: string][] = [
@@ -47,11 +29,10 @@ const FORM_ANSWERS: [label: string, typed: string][] = [
   ["Legacy Titled Single Select Enum", ""],
 ];
 
-let root: string;
+let repl: TmuxRepl;
 let fake: FakeLLM;
-let socket: string;
 
-const tmux = (...args: string[]): string => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+const tmux = (...args: string[]): string => repl.tmux(...args);
 const screen = (): string => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "nb");
 const lines = (): string[] => screen().trimEnd().split("\n");
 const lastLine = (): string => lines().at(-1) ?? "";
@@ -66,31 +47,22 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "nanobot-repl-elicit-"));
-  socket = `nanobot-elicit-${process.pid}-${Date.now()}`;
-  await mkdir(join(root, "ws"));
   fake = await startFakeLLM();
-  await writeFile(
-    join(root, "nanobot.json"),
-    JSON.stringify({
+  repl = await startTmuxRepl({
+    sessionKey: "cli:elicit",
+    cols: 120,
+    rows: 40,
+    env: ["NO_COLOR=1"],
+    config: (dir) => ({
       providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-repl-0002" } },
-      agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws") } },
+      agents: { defaults: { model: "custom/test-model", workspace: join(dir, "ws") } },
       mcpServers: { everything: referenceSpec("everything") },
     }),
-  );
-  await writeFile(join(root, "entry.mts"), ENTRY);
-  const env = `HOME=${root} NANOBOT_HOME=${join(root, "home")} NO_COLOR=1`;
-  const cmd = `cd ${process.cwd()} && env ${env} ${process.execPath} --import tsx ${join(root, "entry.mts")} ${join(root, "nanobot.json")}; sleep 30`;
-  tmux("new-session", "-d", "-s", "nb", "-x", "120", "-y", "40", cmd);
+  });
 });
 afterEach(async () => {
-  try {
-    tmux("kill-server");
-  } catch {
-    // already gone
-  }
+  await repl.close();
   await fake.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("MCP elicitation in the interactive CLI (tmux)", () => {

@@ -1,8 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { completeCommand } from "../../src/cli/interactive/slash-commands.js";
 import { toolLine } from "../../src/cli/interactive/turn-output.js";
@@ -10,29 +6,14 @@ import { rowsOf } from "../../src/cli/interactive/terminal-markdown.js";
 import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { startTmuxRepl } from "./helpers/tmux-repl.js";
+import type { TmuxRepl } from "./helpers/tmux-repl.js";
 
-const src = (p: string): string => pathToFileURL(resolve("src", p)).href;
-
-/** A tiny launcher calling runInteractive, written per test (the agent command wiring is the lead's). */
-const ENTRY = `
-import { loadConfig } from ${JSON.stringify(src("config/load.ts"))};
-import { Runtime } from ${JSON.stringify(src("agent/runtime.ts"))};
-import { createContext } from ${JSON.stringify(src("cli/context.ts"))};
-import { processIo } from ${JSON.stringify(src("cli/io.ts"))};
-import { runInteractive } from ${JSON.stringify(src("cli/interactive/index.ts"))};
-const ctx = createContext(processIo(), "test");
-const loaded = await loadConfig({ configPath: process.argv[2], env: process.env, cwd: process.cwd() });
-const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: process.env });
-await runInteractive(ctx, { runtime, sessionKey: "cli:tmux" });
-await runtime.close();
-process.stdout.write("[exited]\\n");
-`;
-
+let repl: TmuxRepl;
 let root: string;
 let fake: FakeLLM;
-let socket: string;
 
-const tmux = (...args: string[]): string => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+const tmux = (...args: string[]): string => repl.tmux(...args);
 const screen = (): string => tmux("capture-pane", "-p", "-t", "nb");
 
 async function until(check: (text: string) => boolean, what: string): Promise<string> {
@@ -46,30 +27,21 @@ async function until(check: (text: string) => boolean, what: string): Promise<st
 }
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "nanobot-repl-"));
-  socket = `nanobot-test-${process.pid}-${Date.now()}`;
-  await mkdir(join(root, "ws"));
   fake = await startFakeLLM();
-  await writeFile(
-    join(root, "nanobot.json"),
-    JSON.stringify({
+  repl = await startTmuxRepl({
+    sessionKey: "cli:tmux",
+    cols: 100,
+    rows: 30,
+    config: (dir) => ({
       providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-repl-0001" } },
-      agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws") } },
+      agents: { defaults: { model: "custom/test-model", workspace: join(dir, "ws") } },
     }),
-  );
-  await writeFile(join(root, "entry.mts"), ENTRY);
-  const env = `HOME=${root} NANOBOT_HOME=${join(root, "home")}`;
-  const cmd = `cd ${process.cwd()} && env ${env} ${process.execPath} --import tsx ${join(root, "entry.mts")} ${join(root, "nanobot.json")}; sleep 30`;
-  tmux("new-session", "-d", "-s", "nb", "-x", "100", "-y", "30", cmd);
+  });
+  root = repl.root;
 });
 afterEach(async () => {
-  try {
-    tmux("kill-server");
-  } catch {
-    // already gone
-  }
+  await repl.close();
   await fake.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("nanobot agent (interactive) under tmux", () => {

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { Runtime } from "../../src/agent/runtime.js";
 import type { TurnProcessor } from "../../src/agent/turn-processor.js";
 import { resolveConfig } from "../../src/config/index.js";
@@ -78,3 +79,10 @@ export async function waitFor(check: () => boolean, what: string, limitMs = 10_0
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** Both turn processors the gateway can run, for tests that must hold for each. */
+export const TURN_PROCESSORS: Array<[string, FixtureOptions["makeProcessor"]]> = [
+  ["the AgentLoop", (runtime: Runtime) => new AgentLoop({ runtime })],
+  ["DirectTurnProcessor", undefined],
+];
+

@@ -5,11 +5,9 @@
  * Both processors the gateway runs (the AgentLoop and `DirectTurnProcessor`) are covered.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentLoop } from "../../src/agent/agent-loop.js";
-import type { Runtime } from "../../src/agent/runtime.js";
 import { textOf } from "../../src/core/message-helpers.js";
-import { startGatewayFixture } from "./helpers.js";
-import type { FixtureOptions, GatewayFixture } from "./helpers.js";
+import { TURN_PROCESSORS, startGatewayFixture } from "./helpers.js";
+import type { GatewayFixture } from "./helpers.js";
 
 let fx: GatewayFixture | undefined;
 afterEach(async () => {
@@ -17,10 +15,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const PROCESSORS: Array<[string, FixtureOptions["makeProcessor"]]> = [
-  ["the AgentLoop", (runtime: Runtime) => new AgentLoop({ runtime })],
-  ["DirectTurnProcessor", undefined],
-];
+const PROCESSORS = TURN_PROCESSORS;
 
 interface ErrorBody {
   error: { message: string; type: string; code: string | null };

@@ -6,10 +6,8 @@
  */
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { AgentLoop } from "../../src/agent/agent-loop.js";
-import type { Runtime } from "../../src/agent/runtime.js";
-import { startGatewayFixture } from "./helpers.js";
-import type { FixtureOptions, GatewayFixture } from "./helpers.js";
+import { TURN_PROCESSORS, startGatewayFixture } from "./helpers.js";
+import type { GatewayFixture } from "./helpers.js";
 
 /** One message may take half of (4,000 − 1,000 − 1,024) tokens: about 988. */
 const SMALL_WINDOW = { contextWindowTokens: 4_000, maxTokens: 1_000 };
@@ -22,10 +20,7 @@ afterEach(async () => {
   fx = undefined;
 });
 
-const PROCESSORS: Array<[string, FixtureOptions["makeProcessor"]]> = [
-  ["the AgentLoop", (runtime: Runtime) => new AgentLoop({ runtime })],
-  ["DirectTurnProcessor", undefined],
-];
+const PROCESSORS = TURN_PROCESSORS;
 
 /** Each call in its own session: a cut message in a small window would make the next turn consolidate first. */
 const session = (id: string): Record<string, unknown> => ({ session_id: id });

@@ -8,8 +8,6 @@ import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { DirectTurnProcessor } from "../../src/agent/turn-processor.js";
-import { InProcessBus } from "../../src/bus/in-process-bus.js";
-import type { OutboundMessage } from "../../src/bus/types.js";
 import type { AgentEvent } from "../../src/core/events.js";
 import { textOf } from "../../src/core/message-helpers.js";
 import { inputTokenLimit } from "../../src/engine/governance/oversized-input.js";
@@ -18,7 +16,7 @@ import { startRuntimeGateway } from "../../src/gateway/runtime-gateway.js";
 import type { RunningGateway } from "../../src/gateway/runtime-gateway.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { startRuntime, wireMessages, wireProblems, wireText } from "./helpers.js";
+import { startBusLoop, startRuntime, wireMessages, wireProblems, wireText } from "./helpers.js";
 import type { RuntimeFixture } from "./helpers.js";
 
 const KEY = "gw-test-SECRET-oversized-msg-01";
@@ -141,13 +139,9 @@ describe("a 1 MB user message", () => {
   });
 
   it("from a channel: the user gets a note before the answer", async () => {
-    const bus = new InProcessBus();
-    const outbound: OutboundMessage[] = [];
-    bus.subscribeOutbound((m) => {
-      outbound.push(m);
-    });
-    loop = new AgentLoop({ runtime: fx.runtime, bus });
-    loop.start();
+    const started = startBusLoop(fx.runtime);
+    const { bus, outbound } = started;
+    loop = started.loop;
     fake.enqueue({ text: "channel summary" });
     await bus.publishInbound({ id: "in-big", channel: "telegram", chatId: "9", senderId: "9", content: BIG, receivedAt: Date.now() });
     for (let i = 0; i < 1_000 && outbound.filter((m) => m.kind === "message").length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 10));

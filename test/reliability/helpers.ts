@@ -5,7 +5,10 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { Runtime } from "../../src/agent/runtime.js";
+import { InProcessBus } from "../../src/bus/index.js";
+import type { OutboundMessage } from "../../src/bus/index.js";
 import { resolveConfig } from "../../src/config/index.js";
 import type { Logger } from "../../src/core/logger.js";
 import type { FakeLLM, RecordedRequest } from "../fakes/fake-llm-types.js";
@@ -131,4 +134,27 @@ export function wireProblems(messages: readonly WireMessage[]): string[] {
   }
   if (open.size > 0) problems.push(`end: calls without results ${[...open].join(",")}`);
   return problems;
+}
+
+/** The routing tests' agents: two named ones and none marked default, so the default is plain nanobot. */
+export function namedAgents(otherInstructions: string): Record<string, unknown> {
+  return {
+    agents: {
+      defaults: { model: "custom/test-model" },
+      helper: { instructions: "You are HELPER.", model: "custom/test-model" },
+      other: { instructions: otherInstructions, model: "custom/test-model" },
+    },
+  };
+}
+
+/** An in-process bus with every outbound message collected, and a started AgentLoop on it. */
+export function startBusLoop(runtime: Runtime): { bus: InProcessBus; outbound: OutboundMessage[]; loop: AgentLoop } {
+  const bus = new InProcessBus();
+  const outbound: OutboundMessage[] = [];
+  bus.subscribeOutbound((m) => {
+    outbound.push(m);
+  });
+  const loop = new AgentLoop({ runtime, bus });
+  loop.start();
+  return { bus, outbound, loop };
 }

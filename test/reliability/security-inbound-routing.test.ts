@@ -12,7 +12,7 @@ import { AccessControl } from "../../src/channels/access/access-control.js";
 import { InboundGate } from "../../src/channels/access/inbound-gate.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { startRuntime, wireMessages, wireText } from "./helpers.js";
+import { namedAgents, startBusLoop, startRuntime, wireMessages, wireText } from "./helpers.js";
 import type { RuntimeFixture } from "./helpers.js";
 
 const OTHER = "You are OTHER, the privileged operator agent with shell access.";
@@ -23,14 +23,7 @@ let loop: AgentLoop | undefined;
 beforeEach(async () => {
   fake = await startFakeLLM();
   fx = await startRuntime(fake, {
-    // Two named agents and none marked default: the default agent is plain nanobot.
-    extra: {
-      agents: {
-        defaults: { model: "custom/test-model" },
-        helper: { instructions: "You are HELPER.", model: "custom/test-model" },
-        other: { instructions: OTHER, model: "custom/test-model" },
-      },
-    },
+    extra: namedAgents(OTHER),
   });
 });
 afterEach(async () => {
@@ -112,13 +105,9 @@ describe("platform metadata cannot steer routing", () => {
   });
 
   it("an in-process publisher may still name the agent (cron, sub-agents)", async () => {
-    const bus = new InProcessBus();
-    const outbound: OutboundMessage[] = [];
-    bus.subscribeOutbound((m) => {
-      outbound.push(m);
-    });
-    loop = new AgentLoop({ runtime: fx.runtime, bus });
-    loop.start();
+    const started = startBusLoop(fx.runtime);
+    const { bus, outbound } = started;
+    loop = started.loop;
     fake.enqueue({ text: "other agent here" });
     await bus.publishInbound({ id: "sys-1", channel: "system", chatId: "job", senderId: "cron", content: "run the job", receivedAt: Date.now(), metadata: { agent: "other" } });
     await until(() => outbound.find((m) => m.kind === "message"), "the reply");

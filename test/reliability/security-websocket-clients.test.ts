@@ -21,7 +21,7 @@ import { WebSocketChannel } from "../../src/channels/websocket/websocket-channel
 import { silentLogger } from "../../src/core/logger.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { startRuntime, wireMessages, wireText } from "./helpers.js";
+import { namedAgents, startRuntime, wireMessages, wireText } from "./helpers.js";
 import type { RuntimeFixture } from "./helpers.js";
 
 const TOKEN = "ws-test-SECRET-token-0001";
@@ -37,13 +37,7 @@ const figures = { crossReads: 0, forgedRefused: 0, resumed: 0 };
 beforeEach(async () => {
   fake = await startFakeLLM();
   fx = await startRuntime(fake, {
-    extra: {
-      agents: {
-        defaults: { model: "custom/test-model" },
-        helper: { instructions: "You are HELPER.", model: "custom/test-model" },
-        other: { instructions: "You are OTHER, the operator agent.", model: "custom/test-model" },
-      },
-    },
+    extra: namedAgents("You are OTHER, the operator agent."),
   });
   channelHome = await mkdtemp(join(tmpdir(), "nanobot-ws-sec-"));
   bus = new InProcessBus();
