@@ -109,6 +109,8 @@ function send(res: ServerResponse, status: number, type: string, body: Buffer | 
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // The delay counts from the request's arrival, so reading and scanning its body is part of it.
+  const arrived = performance.now();
   const url = req.url ?? "/";
   if (url === "/_stats") return send(res, 200, "application/json", JSON.stringify({ requests, firstRequestAt }));
   const body = await readBody(req);
@@ -124,7 +126,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   firstRequestAt ??= performance.timeOrigin + performance.now();
   const step = pickStep(body);
   const streaming = body.includes('"stream":true');
-  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  const wait = delayMs - (performance.now() - arrived);
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   if (streaming) {
     const payload = SSE_BODIES.get(step)!;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "content-length": payload.length });

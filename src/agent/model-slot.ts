@@ -6,6 +6,9 @@
  * slash commands, which call no model — run outside it, so a slot is held for the model's and
  * the tools' time, which is what the gate exists to bound. A turn that calls the model again
  * after all (a queued message injected, a structured-output correction) takes a slot again.
+ *
+ * It also keeps the turn's clock for the gate: how long the turn waited for a slot and how long
+ * its model calls took, so a face can say where a slow answer's time went (`Server-Timing`).
  */
 import { EventStream } from "../core/event-stream.js";
 import { modelErrorEvent } from "../core/llm.js";
@@ -15,22 +18,37 @@ import { forwardEvents } from "../providers/forward.js";
 
 export type AcquireSlot = (signal: AbortSignal) => Promise<() => void>;
 
+/** A turn's time at the gate, ms. */
+export interface SlotClock {
+  /** Waiting for a slot (0 without a gate, or when one was free). */
+  queueMs: number;
+  /** Inside model calls, from the request to the complete answer. */
+  modelMs: number;
+  modelCalls: number;
+}
+
 export class ModelSlot {
+  readonly clock: SlotClock = { queueMs: 0, modelMs: 0, modelCalls: 0 };
   private release: (() => void) | undefined;
   private pending: Promise<void> | undefined;
 
-  /** Without `acquire` (no gate) every method is a no-op. */
+  /** Without `acquire` (no gate) the slot is never waited for; model calls are still timed. */
   constructor(
     private readonly acquire: AcquireSlot | undefined,
     private readonly signal: AbortSignal,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Waits for the slot unless this turn holds it already; rejects when the turn is aborted first. */
   take(): Promise<void> {
     if (!this.acquire) return Promise.resolve();
-    this.pending ??= this.acquire(this.signal).then((release) => {
-      this.release = release;
-    });
+    if (!this.pending) {
+      const asked = this.now();
+      this.pending = this.acquire(this.signal).then((release) => {
+        this.clock.queueMs += this.now() - asked;
+        this.release = release;
+      });
+    }
     return this.pending;
   }
 
@@ -43,7 +61,6 @@ export class ModelSlot {
 
   /** `model`, taking the slot before each call (a no-op once held) and giving it back after a final answer. */
   wrap(model: LanguageModel): LanguageModel {
-    if (!this.acquire) return model;
     return {
       provider: model.provider,
       model: model.model,
@@ -51,11 +68,17 @@ export class ModelSlot {
       stream: (request, signal) =>
         EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (out) => {
           await this.take();
-          const inner = model.stream(request, signal);
-          await forwardEvents(inner, out);
-          const response = await inner.result();
-          if (toolCallsOf(response.message).length === 0) this.give();
-          return response;
+          const started = this.now();
+          try {
+            const inner = model.stream(request, signal);
+            await forwardEvents(inner, out);
+            const response = await inner.result();
+            if (toolCallsOf(response.message).length === 0) this.give();
+            return response;
+          } finally {
+            this.clock.modelMs += this.now() - started;
+            this.clock.modelCalls++;
+          }
         }),
     };
   }

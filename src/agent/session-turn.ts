@@ -68,7 +68,10 @@ export interface TurnEngineOutcome {
   lastCheckpoint?: Checkpoint;
 }
 
-/** Runs the engine for a begun turn, saving each checkpoint. Throws only for unexpected failures. */
+/**
+ * Runs the engine for a begun turn, saving each checkpoint but the final one. Callers close the
+ * turn with `saveTurnOutcome` right after. Throws only for unexpected failures.
+ */
 export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): Promise<TurnEngineOutcome> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
@@ -94,6 +97,9 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       estimator: sharedTokenEstimator(profile.modelRef),
       onCheckpoint: async (checkpoint) => {
         outcome.lastCheckpoint = checkpoint;
+        // The final answer is written with the turn's closing (saveTurnOutcome), in one transaction:
+        // the turn is never seen answered but open, and each answer costs one write fewer.
+        if (checkpoint.phase === "final_response") return;
         await store.saveCheckpoint(input.turnId, checkpoint);
       },
       log: (level, msg, data) => runtime.logger[level](msg, data),

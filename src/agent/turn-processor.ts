@@ -6,8 +6,10 @@
 import { isAbortError } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
 import type { StopReason, Usage, UserContentPart } from "../core/messages.js";
+import type { SlotClock } from "./model-slot.js";
 import type { Runtime } from "./runtime.js";
 import { runSessionTurn } from "./session-turn.js";
+import type { StageTiming } from "./stage-timer.js";
 import { settleThrownTurn, thrownTurnReply, turnErrorKind } from "./turn-failure.js";
 
 export interface TurnRequest {
@@ -50,6 +52,13 @@ export interface TurnReply {
   /** Set when a slash command answered instead of the model (`/help`, `/new`, …). */
   command?: string;
   turnId?: string;
+  /** Where the turn's time went; the gateway sends it as a `Server-Timing` header. */
+  timings?: TurnTimings;
+}
+
+/** A turn's clock, ms: waiting for the concurrency gate, inside model calls, and per stage. */
+export interface TurnTimings extends SlotClock {
+  stages: StageTiming[];
 }
 
 export interface TurnProcessor {

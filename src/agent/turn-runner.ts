@@ -64,7 +64,9 @@ export interface TurnRunnerDeps {
 export async function runTurnStages(deps: TurnRunnerDeps, job: TurnJob): Promise<TurnOutcome> {
   const slot = new ModelSlot(job.modelSlot, job.signal);
   try {
-    return await runStages(deps, job, slot);
+    const outcome = await runStages(deps, job, slot);
+    outcome.reply.timings = { ...slot.clock, stages: outcome.timings };
+    return outcome;
   } finally {
     slot.give();
   }

@@ -25,6 +25,7 @@ import {
 } from "./openai-format.js";
 import type { CompletionMeta } from "./openai-format.js";
 import { runGatewayTurn } from "./run-turn.js";
+import { serverTiming } from "./server-timing.js";
 import { DEFAULT_AGENT, DEFAULT_TIMEOUT_MS } from "./types.js";
 import type { GatewayDeps } from "./types.js";
 
@@ -45,6 +46,7 @@ export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
   );
 
   app.post("/chat/completions", async (c) => {
+    const started = performance.now();
     const body: unknown = await c.req.json().catch(() => {
       throw new ApiError(400, "Request body is not valid JSON", "invalid_request_error");
     });
@@ -52,7 +54,7 @@ export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
     const known = modelNames(deps);
     if (!known.includes(input.model)) throw modelNotFound(input.model, known);
     const meta: CompletionMeta = { id: completionId(), created: nowSeconds(), model: input.model };
-    return input.stream ? streamCompletion(c, deps, turns, input, meta) : completeOnce(c, deps, turns, input, meta);
+    return input.stream ? streamCompletion(c, deps, turns, input, meta) : completeOnce(c, deps, turns, input, meta, started);
   });
 
   return app;
@@ -67,11 +69,12 @@ function turnRequest(input: ChatTurnInput) {
   };
 }
 
-async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Promise<Response> {
+async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta, started: number): Promise<Response> {
   const warnings = new TurnWarnings();
   const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: c.req.raw.signal, onEvent: warnings.onEvent });
   if (late) throw timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   throwIfFailed(reply);
+  c.header("server-timing", serverTiming(reply.timings, performance.now() - started));
   return c.json(withWarnings(completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage), warnings.of(reply)));
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ModelSlot } from "../../src/agent/model-slot.js";
 import { Semaphore } from "../../src/agent/semaphore.js";
 import { AbortedError } from "../../src/core/errors.js";
@@ -86,8 +86,46 @@ describe("a turn's model slot", () => {
     expect(gate.inUse).toBe(0);
   });
 
-  it("is transparent without a gate", () => {
+  it("without a gate never waits, and still times the model calls", async () => {
     const inner = countingModel();
-    expect(new ModelSlot(undefined, new AbortController().signal).wrap(inner.model)).toBe(inner.model);
+    const slot = new ModelSlot(undefined, new AbortController().signal);
+    const model = slot.wrap(inner.model);
+    await model.stream(request).result();
+    await model.stream(request).result();
+    expect(inner.calls).toBe(2);
+    expect(slot.clock.modelCalls).toBe(2);
+    expect(slot.clock.queueMs).toBe(0);
+    expect(slot.clock.modelMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("keeps the turn's clock: the wait for the gate and the time inside model calls", async () => {
+    let now = 1000;
+    const clock = () => now;
+    const gate = new Semaphore(1);
+    const holder = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal, clock);
+    await holder.take();
+    const waiting = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal, clock);
+    let answer: (() => void) | undefined;
+    const slowModel: LanguageModel = {
+      provider: "test",
+      model: "m",
+      stream() {
+        const stream = new EventStream<ModelEvent, ModelResponse>(modelErrorEvent);
+        answer = () => stream.end({ message: assistantMessage("ok"), finishReason: "stop", usage: { promptTokens: 1, completionTokens: 1 }, provider: "test", model: "m" });
+        return stream;
+      },
+    };
+    const answered = waiting.wrap(slowModel).stream(request).result();
+    await vi.waitFor(() => expect(gate.waiting).toBe(1));
+    // The other turn holds the gate for 40 ms, then the model takes 30 ms to answer.
+    now += 40;
+    holder.give();
+    await vi.waitFor(() => expect(answer).toBeDefined());
+    now += 30;
+    answer!();
+    await answered;
+    expect(waiting.clock).toEqual({ queueMs: 40, modelMs: 30, modelCalls: 1 });
+    expect(holder.clock).toEqual({ queueMs: 0, modelMs: 0, modelCalls: 0 });
+    expect(gate.inUse).toBe(0);
   });
 });
