@@ -92,6 +92,9 @@ export function pickStep(body: string): Step {
 
 let delayMs = Number(process.argv.find((a) => a.startsWith("--delay="))?.slice(8) ?? 0);
 let requests = 0;
+let bodyBytes = 0;
+/** Arrival → response written, ms, per chat request (the fake's own answer time, delay included). */
+let answerTimes: number[] = [];
 let firstRequestAt: number | null = null;
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -103,6 +106,13 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+function summary(values: number[]): { p50: number; p99: number } | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
 function send(res: ServerResponse, status: number, type: string, body: Buffer | string): void {
   res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
   res.end(body);
@@ -112,17 +122,20 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   // The delay counts from the request's arrival, so reading and scanning its body is part of it.
   const arrived = performance.now();
   const url = req.url ?? "/";
-  if (url === "/_stats") return send(res, 200, "application/json", JSON.stringify({ requests, firstRequestAt }));
+  if (url === "/_stats") return send(res, 200, "application/json", JSON.stringify({ requests, firstRequestAt, bodyBytes, answerMs: summary(answerTimes) }));
   const body = await readBody(req);
   if (url === "/_control") {
     const parsed = JSON.parse(body || "{}") as { delayMs?: number };
     if (typeof parsed.delayMs === "number") delayMs = parsed.delayMs;
     requests = 0;
+    bodyBytes = 0;
+    answerTimes = [];
     firstRequestAt = null;
     return send(res, 200, "application/json", "{}");
   }
   if (!url.endsWith("/chat/completions")) return send(res, 404, "application/json", '{"error":{"message":"not found"}}');
   requests++;
+  bodyBytes += body.length;
   firstRequestAt ??= performance.timeOrigin + performance.now();
   const step = pickStep(body);
   const streaming = body.includes('"stream":true');
@@ -135,6 +148,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   } else {
     send(res, 200, "application/json", JSON_BODIES.get(step)!);
   }
+  if (answerTimes.length < 100_000) answerTimes.push(performance.now() - arrived);
 }
 
 const server = createServer((req, res) => {

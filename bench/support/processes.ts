@@ -48,12 +48,21 @@ export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_00
   });
 }
 
+export interface FakeStats {
+  requests: number;
+  firstRequestAt: number | null;
+  /** Request bytes received since the last reset. */
+  bodyBytes: number;
+  /** The fake's own arrival → answer time (its delay included), ms. */
+  answerMs: { p50: number; p99: number } | null;
+}
+
 export interface FakeLLM {
   baseURL: string;
   pid: number;
   /** Sets the response delay and resets the request counter. */
   reset(delayMs: number): Promise<void>;
-  stats(): Promise<{ requests: number; firstRequestAt: number | null }>;
+  stats(): Promise<FakeStats>;
   close(): Promise<void>;
 }
 
@@ -74,7 +83,7 @@ export async function startFakeLLMProcess(delayMs = 0): Promise<FakeLLM> {
     },
     async stats() {
       const res = await fetch(`${root}/_stats`);
-      return (await res.json()) as { requests: number; firstRequestAt: number | null };
+      return (await res.json()) as FakeStats;
     },
     close: () => stopChild(child),
   };

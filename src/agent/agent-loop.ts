@@ -38,6 +38,13 @@ import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-
 export const DEFAULT_MAX_QUEUE = 20;
 /** How often idle sessions are looked for (background compaction). */
 const IDLE_CHECK_MS = 60_000;
+/**
+ * Turns that may be past admission at once, per gate slot: those talking to the model, and as
+ * many more with their prompt built and waiting for a slot. Later turns wait before loading
+ * their history, so a burst of requests holds requests in memory, not prompts, and a turn's
+ * prompt is built from the freshest state when its slot is near.
+ */
+const ADMITTED_PER_SLOT = 2;
 
 export interface AgentLoopOptions {
   runtime: Runtime;
@@ -73,6 +80,8 @@ export class AgentLoop implements TurnProcessor {
   readonly startedAt: number;
   private readonly lanes: SessionLanes;
   private readonly gate: Semaphore;
+  /** Turns that may restore and build while the gate is full (see ADMITTED_PER_SLOT). */
+  private readonly admission: Semaphore;
   private readonly host: LoopHost;
   private readonly errorHandlers = new Set<(error: AgentLoopError) => void>();
   private consumer: { abort: AbortController; done: Promise<void> } | undefined;
@@ -88,6 +97,7 @@ export class AgentLoop implements TurnProcessor {
     this.startedAt = now();
     if (options.createWorkspace !== false) ensureWorkspace(runtime.workspace);
     this.gate = new Semaphore(options.maxConcurrent ?? maxConcurrentFromEnv(runtime.env));
+    this.admission = new Semaphore(this.gate.limit * ADMITTED_PER_SLOT);
     this.lanes = new SessionLanes(options.maxQueuePerSession ?? DEFAULT_MAX_QUEUE);
     this.commands = createBuiltinCommands();
     this.context = new ContextBuilder({
@@ -306,7 +316,13 @@ export class AgentLoop implements TurnProcessor {
     if (item.signal?.aborted) abort.abort();
     const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
     let begunTurnId: string | undefined;
+    // Slash commands call no model: they never wait behind queued turns.
+    const admitted = isCommandRequest(item.request) ? undefined : this.admission.acquire(abort.signal);
+    const waitStarted = performance.now();
+    let leave: (() => void) | undefined;
     try {
+      leave = await admitted;
+      const admissionMs = performance.now() - waitStarted;
       const { reply } = await runTurnStages(
         { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
         {
@@ -328,6 +344,8 @@ export class AgentLoop implements TurnProcessor {
           modelSlot: (signal) => this.gate.acquire(signal),
         },
       );
+      // Waiting for admission is waiting for the gate, one step earlier.
+      if (reply.timings) reply.timings.queueMs += admissionMs;
       if (relay) {
         const started = performance.now();
         await relay.finish(reply);
@@ -335,9 +353,10 @@ export class AgentLoop implements TurnProcessor {
       }
       // The turn is over: a /stop from now on has nothing running here to count.
       lane.active = undefined;
-      // The reply stands even when queueing the next goal round fails.
-      await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
       item.resolve(reply);
+      // The reply stands even when queueing the next goal round fails; the lane is still held,
+      // so the round is queued before any message that answers this reply.
+      await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
     } catch (error) {
       // A stage threw: close what the turn left open and answer with an error reply, never a rejection.
       const stopped = isAbortError(error) || abort.signal.aborted;
@@ -352,6 +371,8 @@ export class AgentLoop implements TurnProcessor {
       item.resolve(reply);
     } finally {
       lane.active = undefined;
+      // After this turn's reply is on its way: the next turn's restore and build would delay it.
+      if (leave) setImmediate(leave);
     }
   }
 
@@ -425,4 +446,9 @@ export class AgentLoop implements TurnProcessor {
 
 function contentText(content: TurnRequest["content"]): string {
   return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+function isCommandRequest(request: TurnRequest): boolean {
+  const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  return parseCommand(text) !== undefined;
 }

@@ -3,7 +3,7 @@
  * (`{cursor, timestamp, content, sessionKey}`). Cursors increase by one per entry so Dream can
  * remember how far it has read. Appends are serialised per file inside this process.
  */
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { HISTORY_FILE } from "./workspace.js";
 
@@ -21,6 +21,8 @@ const TAIL_BYTES = 64 * 1024;
 export class HistoryLog {
   readonly path: string;
   private lastCursor: number | undefined;
+  /** The last tail read, kept while the file's size and mtime stay the same (every turn reads it). */
+  private tail: { size: number; mtimeMs: number; entries: HistoryEntry[] } | undefined;
 
   constructor(workspace: string, private readonly now: () => number = Date.now) {
     this.path = join(workspace, HISTORY_FILE);
@@ -57,6 +59,14 @@ export class HistoryLog {
   }
 
   private readTail(): HistoryEntry[] {
+    let stat: { size: number; mtimeMs: number };
+    try {
+      stat = statSync(this.path);
+    } catch {
+      this.tail = undefined;
+      return [];
+    }
+    if (this.tail && this.tail.size === stat.size && this.tail.mtimeMs === stat.mtimeMs) return this.tail.entries;
     let fd: number;
     try {
       fd = openSync(this.path, "r");
@@ -64,14 +74,15 @@ export class HistoryLog {
       return [];
     }
     try {
-      const size = fstatSync(fd).size;
-      const start = Math.max(0, size - TAIL_BYTES);
-      const buffer = Buffer.alloc(size - start);
-      readSync(fd, buffer, 0, buffer.length, start);
-      let text = buffer.toString("utf8");
+      const start = Math.max(0, stat.size - TAIL_BYTES);
+      const buffer = Buffer.alloc(stat.size - start);
+      const read = readSync(fd, buffer, 0, buffer.length, start);
+      let text = buffer.subarray(0, read).toString("utf8");
       // A tail that starts mid-line drops its first, partial line.
       if (start > 0) text = text.slice(text.indexOf("\n") + 1);
-      return parseLines(text);
+      const entries = parseLines(text);
+      this.tail = { size: stat.size, mtimeMs: stat.mtimeMs, entries };
+      return entries;
     } finally {
       closeSync(fd);
     }

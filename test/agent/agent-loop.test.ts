@@ -181,6 +181,32 @@ describe("AgentLoop.process (direct callers)", () => {
     expect((await b).content).toBe("b done");
   });
 
+  it("admits two turns per gate slot: later ones wait before loading history, and a stopped one leaves nothing", async () => {
+    const gate = gateTool();
+    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
+    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
+    const a = h.loop.process({ sessionKey: "cli:a", content: "a" });
+    await gate.started;
+    const store = h.runtime.store();
+    const b = h.loop.process({ sessionKey: "cli:b", content: "b" });
+    const c = h.loop.process({ sessionKey: "cli:c", content: "c" });
+    const stopD = new AbortController();
+    const d = h.loop.process({ sessionKey: "cli:d", content: "d" }, { signal: stopD.signal });
+    // b is admitted: its turn is open, its message stored, and it waits for the model slot.
+    await waitFor(async () => (await store.loadHistory("cli:b")).length === 1);
+    expect(await store.getSession("cli:c")).toBeNull();
+    expect(await store.getSession("cli:d")).toBeNull();
+    stopD.abort();
+    expect(await d).toMatchObject({ stopReason: "aborted" });
+    expect(await store.getSession("cli:d")).toBeNull();
+    expect(h.fake.requests).toHaveLength(1);
+    h.fake.enqueue({ text: "a done" }, { text: "b done" }, { text: "c done" });
+    gate.release();
+    expect([(await a).content, (await b).content, (await c).content]).toEqual(["a done", "b done", "c done"]);
+    expect((await store.loadHistory("cli:c")).map((m) => m.role)).toEqual(["user", "assistant"]);
+    h.fake.assertDone();
+  });
+
   it("answers a slash command in another session while the gate is full (commands call no model)", async () => {
     const gate = gateTool();
     h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });

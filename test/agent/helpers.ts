@@ -106,9 +106,9 @@ export async function createHarness(options: HarnessOptions = {}): Promise<LoopH
 }
 
 /** Polls `condition` until true (fails after `timeoutMs`). */
-export async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const started = Date.now();
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() - started > timeoutMs) throw new Error("waitFor: condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 5));
   }

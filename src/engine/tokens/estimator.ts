@@ -64,19 +64,22 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     }
     return tokens;
   };
-  /** By the definition's parameters object (shared across turns), then name and description. */
-  const toolCounts = new WeakMap<object, Map<string, number>>();
+  /**
+   * By the definition's parameters object (shared across turns), then name, then description
+   * (compared, not concatenated into a key: this runs for every tool several times a turn).
+   * Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
+   */
+  type ToolCounts = WeakMap<object, Map<string, { description: string; tokens: number }>>;
+  const exactToolCounts: ToolCounts = new WeakMap();
+  const roughToolCounts: ToolCounts = new WeakMap();
   const toolTokens = (tool: ToolDefinition): number => {
-    const exact = count !== approximateCount;
-    const key = `${tool.name}\u0000${tool.description}`;
-    const byParameters = toolCounts.get(tool.parameters);
-    const hit = exact ? byParameters?.get(key) : undefined;
-    if (hit !== undefined) return hit;
+    const counts = count === approximateCount ? roughToolCounts : exactToolCounts;
+    let byName = counts.get(tool.parameters);
+    const hit = byName?.get(tool.name);
+    if (hit !== undefined && hit.description === tool.description) return hit.tokens;
     const tokens = text(JSON.stringify(tool));
-    if (exact) {
-      if (byParameters) byParameters.set(key, tokens);
-      else toolCounts.set(tool.parameters, new Map([[key, tokens]]));
-    }
+    if (!byName) counts.set(tool.parameters, (byName = new Map()));
+    byName.set(tool.name, { description: tool.description, tokens });
     return tokens;
   };
   const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count === approximateCount ? count : countCached, value));
