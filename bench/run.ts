@@ -2,7 +2,7 @@
  * `npm run bench [-- --quick]`: runs every benchmark in this folder, prints their tables and
  * writes `bench/results/<date>.json`. Figures are measured, never asserted (see README.md).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,6 +62,15 @@ const BENCHES: BenchEntry[] = [
   },
 ];
 
+interface SavedResults {
+  date: string;
+  quick: boolean;
+  machine: Record<string, unknown>;
+  results: Record<string, unknown>;
+  /** When each section was measured (sections kept from an earlier `--only` run keep their date). */
+  ranAt: Record<string, string>;
+}
+
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
 const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
@@ -77,7 +86,17 @@ for (const bench of BENCHES) {
 const dir = fileURLToPath(new URL("./results/", import.meta.url));
 mkdirSync(dir, { recursive: true });
 const stem = join(dir, `${new Date().toISOString().slice(0, 10)}${quick ? "-quick" : ""}`);
-writeFileSync(`${stem}.json`, `${JSON.stringify({ date: new Date().toISOString(), quick, machine, results }, null, 2)}\n`);
+const now = new Date().toISOString();
+// `--only` replaces its own section of the day's results and keeps the others.
+const previous = only && existsSync(`${stem}.json`) ? (JSON.parse(readFileSync(`${stem}.json`, "utf8")) as SavedResults) : undefined;
+const saved: SavedResults = {
+  date: now,
+  quick,
+  machine,
+  results: { ...previous?.results, ...results },
+  ranAt: { ...(previous?.ranAt ?? Object.fromEntries(Object.keys(previous?.results ?? {}).map((name) => [name, previous?.date ?? now]))), ...Object.fromEntries(Object.keys(results).map((name) => [name, now])) },
+};
+writeFileSync(`${stem}.json`, `${JSON.stringify(saved, null, 2)}\n`);
 const peers = results.peers as { figures?: Figure[]; coldStart?: ColdStartResult } | undefined;
 if (peers?.figures) {
   const title = `nanobot vs TypeScript peers${quick ? " (quick)" : ""} — ${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}`;
