@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { textOf } from "../../src/core/message-helpers.js";
 import { createHarness, finalMessages, gateTool, roles, waitFor } from "./helpers.js";
 import type { LoopHarness } from "./helpers.js";
+import type { TurnReply } from "../../src/agent/turn-processor.js";
 
 let h: LoopHarness | undefined;
 afterEach(async () => {
@@ -167,31 +168,23 @@ describe("AgentLoop.process (direct callers)", () => {
   });
 
   it("honours the concurrency gate across sessions", async () => {
-    const gate = gateTool();
-    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
-    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
-    const a = h.loop.process({ sessionKey: "cli:a", content: "a" });
-    await gate.started;
-    const b = h.loop.process({ sessionKey: "cli:b", content: "b" });
+    const { harness, gate, a } = await holdOnlySlot();
+    const b = harness.loop.process({ sessionKey: "cli:b", content: "b" });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(h.fake.requests).toHaveLength(1);
-    h.fake.enqueue({ text: "a done" }, { text: "b done" });
+    expect(harness.fake.requests).toHaveLength(1);
+    harness.fake.enqueue({ text: "a done" }, { text: "b done" });
     gate.release();
     expect((await a).content).toBe("a done");
     expect((await b).content).toBe("b done");
   });
 
   it("admits two turns per gate slot: later ones wait before loading history, and a stopped one leaves nothing", async () => {
-    const gate = gateTool();
-    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
-    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
-    const a = h.loop.process({ sessionKey: "cli:a", content: "a" });
-    await gate.started;
-    const store = h.runtime.store();
-    const b = h.loop.process({ sessionKey: "cli:b", content: "b" });
-    const c = h.loop.process({ sessionKey: "cli:c", content: "c" });
+    const { harness, gate, a } = await holdOnlySlot();
+    const store = harness.runtime.store();
+    const b = harness.loop.process({ sessionKey: "cli:b", content: "b" });
+    const c = harness.loop.process({ sessionKey: "cli:c", content: "c" });
     const stopD = new AbortController();
-    const d = h.loop.process({ sessionKey: "cli:d", content: "d" }, { signal: stopD.signal });
+    const d = harness.loop.process({ sessionKey: "cli:d", content: "d" }, { signal: stopD.signal });
     // b is admitted: its turn is open, its message stored, and it waits for the model slot.
     await waitFor(async () => (await store.loadHistory("cli:b")).length === 1);
     expect(await store.getSession("cli:c")).toBeNull();
@@ -199,24 +192,20 @@ describe("AgentLoop.process (direct callers)", () => {
     stopD.abort();
     expect(await d).toMatchObject({ stopReason: "aborted" });
     expect(await store.getSession("cli:d")).toBeNull();
-    expect(h.fake.requests).toHaveLength(1);
-    h.fake.enqueue({ text: "a done" }, { text: "b done" }, { text: "c done" });
+    expect(harness.fake.requests).toHaveLength(1);
+    harness.fake.enqueue({ text: "a done" }, { text: "b done" }, { text: "c done" });
     gate.release();
     expect([(await a).content, (await b).content, (await c).content]).toEqual(["a done", "b done", "c done"]);
     expect((await store.loadHistory("cli:c")).map((m) => m.role)).toEqual(["user", "assistant"]);
-    h.fake.assertDone();
+    harness.fake.assertDone();
   });
 
   it("answers a slash command in another session while the gate is full (commands call no model)", async () => {
-    const gate = gateTool();
-    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
-    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
-    const a = h.loop.process({ sessionKey: "cli:a", content: "a" });
-    await gate.started;
-    const help = await h.loop.process({ sessionKey: "cli:b", content: "/help" });
+    const { harness, gate, a } = await holdOnlySlot();
+    const help = await harness.loop.process({ sessionKey: "cli:b", content: "/help" });
     expect(help).toMatchObject({ command: "help", stopReason: "completed" });
-    expect(h.fake.requests).toHaveLength(1);
-    h.fake.enqueue({ text: "a done" });
+    expect(harness.fake.requests).toHaveLength(1);
+    harness.fake.enqueue({ text: "a done" });
     gate.release();
     expect((await a).content).toBe("a done");
   });
@@ -236,3 +225,14 @@ describe("inbound media", () => {
     expect(last?.content[1]?.image_url?.url).toBe(`data:image/png;base64,${png.toString("base64")}`);
   });
 });
+
+/** A loop with a gate of one, whose only slot session `a` holds in a tool until `gate.release()`. */
+async function holdOnlySlot(): Promise<{ harness: LoopHarness; gate: ReturnType<typeof gateTool>; a: Promise<TurnReply> }> {
+  const gate = gateTool();
+  const harness = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
+  h = harness;
+  harness.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
+  const a = harness.loop.process({ sessionKey: "cli:a", content: "a" });
+  await gate.started;
+  return { harness, gate, a };
+}
