@@ -106,7 +106,7 @@ export class Runtime {
   store(): SqliteSessionStore {
     if (!this.storeInstance) {
       mkdirSync(this.home, { recursive: true });
-      this.storeInstance = new SqliteSessionStore({ path: stateDbPath(this.home) });
+      this.storeInstance = new SqliteSessionStore({ path: stateDbPath(this.home), logger: this.logger });
     }
     return this.storeInstance;
   }

@@ -7,7 +7,8 @@ const POOL_SIZE = 4096;
 let pool = randomBytes(POOL_SIZE);
 let poolOffset = 0;
 
-function randomSuffix(length: number): string {
+/** `length` random characters of [0-9a-z], from the pool (not for secrets: ids only). */
+export function randomSuffix(length: number): string {
   if (poolOffset + length > POOL_SIZE) {
     pool = randomBytes(POOL_SIZE);
     poolOffset = 0;

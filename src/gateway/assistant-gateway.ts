@@ -34,6 +34,8 @@ export interface RunningAssistant {
 
 export async function startAssistantGateway(runtime: Runtime, options: AssistantGatewayOptions = {}): Promise<RunningAssistant> {
   const { logger } = runtime;
+  // A server commits all day: the WAL is folded into the database by a worker, not by a request.
+  runtime.store().checkpointInBackground();
   const bus = new InProcessBus();
   bus.onError((e) => logger.error(`bus: ${e.type}`, { channel: e.channel, error: errorMessage(e.error) }));
   const loop = new AgentLoop({ runtime, bus, onRestart: options.onRestart });

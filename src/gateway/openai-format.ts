@@ -3,7 +3,7 @@
  * what api.openai.com sends (see shared/fixtures/llm/openai-chat-stream-text-usage.sse), so
  * any OpenAI client parses them.
  */
-import { randomBytes } from "node:crypto";
+import { randomSuffix } from "../core/ids.js";
 import type { StopReason, Usage } from "../core/messages.js";
 
 export type OpenAIFinishReason = "stop" | "length" | "tool_calls" | "content_filter";
@@ -48,7 +48,7 @@ export interface ChatCompletionChunk {
 
 /** `chatcmpl-` + 29 random characters, like OpenAI's ids. */
 export function completionId(): string {
-  return `chatcmpl-${randomBytes(22).toString("base64url").slice(0, 29)}`;
+  return `chatcmpl-${randomSuffix(29)}`;
 }
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);

@@ -10,6 +10,7 @@ import type { FinishReason, ReasoningPart, Usage } from "../core/messages.js";
 import { toAnthropicMessages } from "./anthropic-messages.js";
 import { mapStreamError } from "./error-mapping.js";
 import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { parseToolArguments } from "./tool-arguments.js";
 import type { ModelTarget } from "./types.js";
@@ -35,18 +36,18 @@ export function buildAnthropicBody(target: ModelTarget, request: LLMRequest): Re
   const budget = request.reasoningEffort && !outputTool ? Math.min(THINKING_BUDGET[request.reasoningEffort], maxTokens - 1) : 0;
   if (budget >= MIN_THINKING_BUDGET) body.thinking = { type: "enabled", budget_tokens: budget };
   else if (request.temperature !== undefined) body.temperature = request.temperature;
-  const tools: Array<Record<string, unknown>> = (request.tools ?? []).map((t) => ({
-    name: t.name,
-    description: t.description,
-    input_schema: t.parameters,
-  }));
+  const tools: Array<Record<string, unknown>> = (request.tools ?? []).map((t) =>
+    stableWireForm("anthropic", t, () => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+  );
   if (request.output && outputTool) {
-    tools.push({ name: outputTool, description: "Give the final answer in the required structure.", input_schema: request.output.schema });
+    const schema = request.output.schema;
+    tools.push(stableWireForm(`anthropic-output:${outputTool}`, schema, () => ({ name: outputTool, description: "Give the final answer in the required structure.", input_schema: schema })));
   }
   const lastTool = tools.at(-1);
   if (lastTool) {
-    lastTool.cache_control = { type: "ephemeral" };
-    body.tools = tools;
+    // The prompt-cache breakpoint goes on a copy (wire forms are shared by every call), itself kept.
+    tools[tools.length - 1] = stableWireForm("anthropic-cache-breakpoint", lastTool, () => ({ ...lastTool, cache_control: { type: "ephemeral" } }));
+    body.tools = new JsonList(tools);
   }
   if (outputTool) {
     // With other tools present the model may still call them; it must end with the output tool.

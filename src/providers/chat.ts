@@ -10,6 +10,7 @@ import type { FinishReason, Usage } from "../core/messages.js";
 import { toChatMessages } from "./chat-messages.js";
 import { mapStreamError } from "./error-mapping.js";
 import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
 import type { Piece } from "./think-splitter.js";
@@ -31,10 +32,11 @@ export function buildChatBody(target: ModelTarget, request: LLMRequest): Record<
   if (request.temperature !== undefined && !reasoningModel) body.temperature = request.temperature;
   if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort;
   if (request.tools?.length) {
-    body.tools = request.tools.map((t) => ({
-      type: "function",
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
+    body.tools = new JsonList(
+      request.tools.map((t) =>
+        stableWireForm("chat", t, () => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      ),
+    );
     const choice = request.toolChoice;
     if (choice) body.tool_choice = typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
   }

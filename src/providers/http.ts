@@ -7,6 +7,7 @@ import type { EventSourceMessage } from "eventsource-parser";
 import { ProviderError } from "../core/errors.js";
 import { mapHttpError, mapNetworkError, mapStreamError } from "./error-mapping.js";
 import type { ErrorContext } from "./error-mapping.js";
+import { encodeJsonBody } from "./json-body.js";
 import { StallSignal, openWithFetch, openWithNodeHttp } from "./sse-source.js";
 import type { SseSource } from "./sse-source.js";
 import { DEFAULT_IDLE_TIMEOUT_MS } from "./types.js";
@@ -15,7 +16,8 @@ import type { ModelTarget } from "./types.js";
 export interface SseRequest {
   url: string;
   headers: Record<string, string>;
-  body: unknown;
+  /** Serialised by `encodeJsonBody` (a `JsonList` inside is sent from cached bytes). */
+  body: Record<string, unknown>;
 }
 
 /** Tells the error mappers whether content already reached the caller. */
@@ -51,7 +53,7 @@ export async function* streamSse(
   const init = {
     url: req.url,
     headers: { "content-type": "application/json", accept: "text/event-stream", ...req.headers },
-    body: JSON.stringify(req.body),
+    body: encodeJsonBody(req.body),
     idleMs,
     signal,
   };

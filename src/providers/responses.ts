@@ -9,6 +9,7 @@ import { modelErrorEvent } from "../core/llm.js";
 import type { ReasoningPart, Usage } from "../core/messages.js";
 import { mapStreamError } from "./error-mapping.js";
 import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { JsonList, stableWireForm } from "./json-body.js";
 import { toResponsesInput } from "./responses-messages.js";
 import { ResponseBuilder } from "./response-builder.js";
 import type { ModelTarget } from "./types.js";
@@ -28,7 +29,11 @@ export function buildResponsesBody(target: ModelTarget, request: LLMRequest): Re
   if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens;
   if (request.temperature !== undefined && !reasoning) body.temperature = request.temperature;
   if (request.tools?.length) {
-    body.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false }));
+    body.tools = new JsonList(
+      request.tools.map((t) =>
+        stableWireForm("responses", t, () => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false })),
+      ),
+    );
     const choice = request.toolChoice;
     if (choice) body.tool_choice = typeof choice === "string" ? choice : { type: "function", name: choice.name };
   }

@@ -12,6 +12,7 @@ import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { createParser } from "eventsource-parser";
 import type { EventSourceMessage } from "eventsource-parser";
+import type { EncodedBody } from "./json-body.js";
 import type { FetchFunction } from "./types.js";
 
 /** What error mapping reads from response headers (satisfied by fetch's `Headers`). */
@@ -33,7 +34,7 @@ export interface SseSource {
 export interface SseRequestInit {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  body: EncodedBody;
   idleMs: number;
   signal: AbortSignal | undefined;
 }
@@ -51,7 +52,7 @@ export function openWithNodeHttp(init: SseRequestInit): Promise<SseSource> {
   return new Promise((resolve, reject) => {
     const req = send(url, {
       method: "POST",
-      headers: { ...init.headers, "content-length": String(Buffer.byteLength(init.body)) },
+      headers: { ...init.headers, "content-length": String(init.body.byteLength) },
       ...(init.signal ? { signal: init.signal } : {}),
     });
     req.once("error", reject);
@@ -59,7 +60,9 @@ export function openWithNodeHttp(init: SseRequestInit): Promise<SseSource> {
       req.off("error", reject);
       resolve(new NodeSseSource(req, res, init.idleMs));
     });
-    req.end(init.body);
+    // Chunks written in one go leave in one writev; the cached ones are never copied here.
+    for (const chunk of init.body.chunks) req.write(chunk);
+    req.end();
   });
 }
 
@@ -171,7 +174,8 @@ export async function openWithFetch(fetchFn: FetchFunction, init: SseRequestInit
   const detach = (): void => init.signal?.removeEventListener("abort", onAbort);
   let res: Response;
   try {
-    res = await fetchFn(init.url, { method: "POST", headers: init.headers, body: init.body, signal: controller.signal });
+    const body = Buffer.concat(init.body.chunks).toString("utf8");
+    res = await fetchFn(init.url, { method: "POST", headers: init.headers, body, signal: controller.signal });
   } catch (err) {
     detach();
     throw err;

@@ -8,6 +8,7 @@ import { newId } from "../core/index.js";
 import type { Message } from "../core/index.js";
 import { MESSAGE_COLUMNS, MESSAGE_PARAMS, messageToRow, rowToMessage } from "./rows.js";
 import type { MessageRow } from "./rows.js";
+import type { RowPlace } from "./parsed-messages.js";
 import { unansweredToolCalls } from "./repair.js";
 import type { ToolCallPart } from "../core/index.js";
 import { SessionStoreError } from "./types.js";
@@ -75,6 +76,12 @@ export class SessionQueries {
         "SELECT * FROM messages WHERE thread_id = ? AND seq >= ? ORDER BY seq DESC",
       ),
       rowAt: db.prepare<[string, number], MessageRow>("SELECT * FROM messages WHERE thread_id = ? AND seq = ?"),
+      // Raw rows ([id, seq]): no object per row, and the content is never read.
+      placesDesc: db
+        .prepare<[string, number, number, number], RowPlace>(
+          "SELECT id, seq FROM messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+        )
+        .raw(),
       messageById: db.prepare<[string], MessageRow>("SELECT * FROM messages WHERE id = ?"),
       count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages WHERE thread_id = ?"),
       turn: db.prepare<[string], TurnRow>("SELECT * FROM turns WHERE id = ?"),
@@ -205,6 +212,11 @@ export class SessionQueries {
   /** Newest first, lazily: budgeted loads stop reading once they have enough. */
   iterateNewestFirst(threadId: string, fromSeq: number): IterableIterator<MessageRow> {
     return this.stmts.rowsFromDesc.iterate(threadId, fromSeq);
+  }
+
+  /** Up to `limit` rows' `[id, seq]` below `beforeSeq` (and at or after `fromSeq`), newest first. */
+  placesNewestFirst(threadId: string, fromSeq: number, beforeSeq: number, limit: number): RowPlace[] {
+    return this.stmts.placesDesc.all(threadId, fromSeq, beforeSeq, limit);
   }
 
   rowAt(threadId: string, seq: number): MessageRow | undefined {

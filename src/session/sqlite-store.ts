@@ -10,11 +10,14 @@ import type { Logger } from "../core/logger.js";
 import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { sanitizeToolResults } from "./repair.js";
+import { ParsedMessages } from "./parsed-messages.js";
 import { rowToMessage } from "./rows.js";
+import type { MessageRow } from "./rows.js";
 import { DEFAULT_RETRY, openDatabase, readTransaction, writeTransaction } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import { SessionQueries } from "./sqlite-queries.js";
-import type { SessionRow, TurnRow } from "./sqlite-queries.js";
+import { WalCheckpointer } from "./wal-checkpointer.js";
+import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import * as threads from "./sqlite-threads.js";
 import * as turns from "./sqlite-turns.js";
 import type { TurnOps } from "./sqlite-turns.js";
@@ -29,6 +32,9 @@ import type {
   TurnHandle,
   TurnInfo,
 } from "./types.js";
+
+/** Rows whose places are read at once when replaying a history (most turns need one page). */
+const HISTORY_PAGE = 64;
 
 export interface SqliteSessionStoreOptions {
   /** Database file; defaults to `<home>/state.db`. */
@@ -47,6 +53,9 @@ export class SqliteSessionStore implements SessionStore {
   private readonly ops: TurnOps;
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
+  private checkpointer: WalCheckpointer | undefined;
+  /** Rows parsed by earlier history loads (every turn replays mostly the same ones). */
+  private readonly parsed = new ParsedMessages();
 
   constructor(options: SqliteSessionStoreOptions) {
     const path = options.path ?? (options.home ? stateDbPath(options.home) : undefined);
@@ -124,21 +133,43 @@ export class SqliteSessionStore implements SessionStore {
       const thread = this.resolveThread(sessionKey, options.threadId);
       if (!thread) return [];
       const summaryRow = thread.summary_seq === null ? undefined : this.q.rowAt(thread.id, thread.summary_seq);
-      const summary = summaryRow ? rowToMessage(summaryRow) : undefined;
+      const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
       const head = summary ? [summary] : [];
       if (options.tokenBudget === undefined) {
-        const rows = this.q.rowsFrom(thread.id, thread.replay_seq).filter((r) => r.seq !== thread.summary_seq);
-        return [...head, ...rows.map(rowToMessage)];
+        const all: Message[] = [];
+        this.eachNewestFirst(thread, (m) => {
+          all.push(m);
+          return true;
+        });
+        return [...head, ...all.reverse()];
       }
       const estimate = options.estimate ?? roughTokenEstimate;
-      const budget = options.tokenBudget - (summary ? estimate(summary) : 0);
-      const trimmer = new BudgetTrimmer(budget, estimate);
-      for (const row of this.q.iterateNewestFirst(thread.id, thread.replay_seq)) {
-        if (row.seq === thread.summary_seq) continue;
-        if (!trimmer.push(rowToMessage(row))) break;
-      }
+      const trimmer = new BudgetTrimmer(options.tokenBudget - (summary ? estimate(summary) : 0), estimate);
+      this.eachNewestFirst(thread, (m) => trimmer.push(m));
       return [...head, ...trimmer.result()];
     });
+  }
+
+  /**
+   * The thread's replayed messages, newest first, until `take` returns false. Rows are read a
+   * page of places at a time; only rows not parsed before are loaded whole (see ParsedMessages).
+   */
+  private eachNewestFirst(thread: ThreadRow, take: (message: Message) => boolean): void {
+    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
+      const places = this.q.placesNewestFirst(thread.id, thread.replay_seq, before, HISTORY_PAGE);
+      for (const place of places) {
+        const seq = place[1];
+        if (seq === thread.summary_seq) continue;
+        const message = this.parsed.get(thread.id, place) ?? this.parsed.parse(this.q.rowAt(thread.id, seq)!);
+        if (!take(message)) return;
+      }
+      if (places.length < HISTORY_PAGE) return;
+      before = places[places.length - 1]![1];
+    }
+  }
+
+  private parsedRow(row: MessageRow): Message {
+    return this.parsed.get(row.thread_id, [row.id, row.seq]) ?? this.parsed.parse(row);
   }
 
   async loadMessages(sessionKey: string, options: { threadId?: string } = {}): Promise<Message[]> {
@@ -263,7 +294,20 @@ export class SqliteSessionStore implements SessionStore {
     return this.read(() => fn(this.q));
   }
 
+  /**
+   * Moves WAL checkpoints to a worker thread (see WalCheckpointer): for servers, where a commit
+   * that also copies the log into the database would stall every request for its duration.
+   * Returns the checkpointer; calling it again returns the same one.
+   */
+  checkpointInBackground(options: { intervalMs?: number } = {}): WalCheckpointer | undefined {
+    if (this.path === ":memory:" || !this.db.open) return undefined;
+    this.checkpointer ??= new WalCheckpointer({ db: this.db, path: this.path, intervalMs: options.intervalMs, logger: this.log });
+    return this.checkpointer;
+  }
+
   async close(): Promise<void> {
+    await this.checkpointer?.close();
+    // The last connection to close folds the log into the database and removes it.
     if (this.db.open) this.db.close();
   }
 

@@ -10,8 +10,27 @@ import type { Tool } from "./tool.js";
 /** A lookup that either found the tool or explains, for the model, why not. */
 export type ToolLookup = { ok: true; tool: Tool } | { ok: false; error: string };
 
+/**
+ * A tool's definition, the same object while its schema (by identity), name and description
+ * stay the same: runs build a registry per turn, turn-bound tools (`message`, `spawn`) are new
+ * objects every turn, and downstream caches (token counts, serialised request bodies) are keyed
+ * by these definitions.
+ */
+const definitionsBySchema = new WeakMap<object, Map<string, ToolDefinition>>();
+
+function stableDefinition(name: string, description: string, parameters: ToolDefinition["parameters"]): ToolDefinition {
+  let byName = definitionsBySchema.get(parameters);
+  const known = byName?.get(name);
+  if (known && known.description === description) return known;
+  const definition: ToolDefinition = { name, description, parameters };
+  if (!byName) definitionsBySchema.set(parameters, (byName = new Map()));
+  byName.set(name, definition);
+  return definition;
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  private readonly definitionsByName = new Map<string, ToolDefinition>();
   private definitionsCache: ToolDefinition[] | undefined;
 
   constructor(tools: Iterable<Tool> = []) {
@@ -24,11 +43,13 @@ export class ToolRegistry {
     // Keep `execute` bound to the original object: class-based tools rely on `this`.
     fixed.execute = tool.execute.bind(tool);
     this.tools.set(tool.name, fixed);
+    this.definitionsByName.set(tool.name, stableDefinition(tool.name, tool.description, fixed.parameters));
     this.definitionsCache = undefined;
   }
 
   unregister(name: string): boolean {
     this.definitionsCache = undefined;
+    this.definitionsByName.delete(name);
     return this.tools.delete(name);
   }
 
@@ -54,11 +75,7 @@ export class ToolRegistry {
 
   /** Definitions as sent to the model (stable array until the registry changes). */
   definitions(): ToolDefinition[] {
-    this.definitionsCache ??= this.list().map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters,
-    }));
+    this.definitionsCache ??= [...this.definitionsByName.values()];
     return this.definitionsCache;
   }
 

@@ -66,7 +66,9 @@ describe("web UI in headless Chromium", () => {
     await tool.locator("summary").click();
     expect(await tool.getByTestId("tool-result").textContent()).toContain("kiwi");
     await p.screenshot({ path: join(ARTIFACTS, "webui-streamed-reply.png") });
-    // The stored conversation renders the same after a reload.
+    // The stored conversation renders the same after a reload. The turn must have finished first:
+    // the last chunks are still streaming when "const" shows, and a reload would stop the turn.
+    await p.getByTestId("send").waitFor({ state: "visible" });
     await p.reload();
     await p.getByTestId("assistant-message").locator("strong", { hasText: "kiwi" }).waitFor();
   });

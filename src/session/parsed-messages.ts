@@ -1,0 +1,63 @@
+/**
+ * Messages already parsed from their rows. A message row is never updated, only inserted and
+ * deleted, and ids are random and unique, so a row's id (checked against its thread and place)
+ * always stands for the same message. Every turn replays the session's history; with this cache
+ * it reads only the ids of rows it saw before and parses just the new ones. The same objects
+ * coming back turn after turn also keep the token estimator's per-object counts warm.
+ *
+ * Cached messages are shared by every reader, so they are frozen (the object and its part list):
+ * code that edits a replayed message must copy it, as the engine already does.
+ */
+import type { Message } from "../core/index.js";
+import { rowToMessage } from "./rows.js";
+import type { MessageRow } from "./rows.js";
+
+/** A row's id and place in its thread, as `[id, seq]`. */
+export type RowPlace = readonly [id: string, seq: number];
+
+interface Entry {
+  threadId: string;
+  seq: number;
+  message: Message;
+  weight: number;
+}
+
+/** Characters of stored JSON held at most (~2 bytes each as strings, less as objects); then cleared. */
+export const DEFAULT_MAX_CACHED_CHARS = 8_000_000;
+
+export class ParsedMessages {
+  private readonly entries = new Map<string, Entry>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = DEFAULT_MAX_CACHED_CHARS) {}
+
+  /** The message of the row at `place` in `threadId`, if it was parsed before. */
+  get(threadId: string, [id, seq]: RowPlace): Message | undefined {
+    const entry = this.entries.get(id);
+    return entry && entry.threadId === threadId && entry.seq === seq ? entry.message : undefined;
+  }
+
+  /** Parses the row and remembers the result. */
+  parse(row: MessageRow): Message {
+    const message = rowToMessage(row);
+    Object.freeze(message.content);
+    Object.freeze(message);
+    const weight = 64 + row.content.length + (row.tool_calls?.length ?? 0) + (row.flags?.length ?? 0) + (row.usage?.length ?? 0);
+    // A wholesale clear costs one re-parse of the sessions in use; an LRU would cost every hit.
+    if (this.chars + weight > this.maxChars) this.clear();
+    const previous = this.entries.get(row.id);
+    if (previous) this.chars -= previous.weight;
+    this.entries.set(row.id, { threadId: row.thread_id, seq: row.seq, message, weight });
+    this.chars += weight;
+    return message;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.chars = 0;
+  }
+}

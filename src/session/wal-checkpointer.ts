@@ -1,0 +1,134 @@
+/**
+ * WAL checkpoints off the event loop, for long-running processes (the gateway).
+ *
+ * By default SQLite checkpoints inside the COMMIT that pushes the write-ahead log past 1000
+ * pages: that one commit copies the log into the database file and syncs it, a few milliseconds
+ * during which a server's event loop answers nobody. Here a worker thread with its own
+ * connection runs passive checkpoints on a timer instead (they never wait for, nor block, the
+ * writer), and the main connection's automatic threshold is raised to a backstop, so the log
+ * still cannot grow without bound if the worker is gone.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type Database from "better-sqlite3";
+import type { Logger } from "../core/logger.js";
+
+/** Pages in the log before the committing connection checkpoints itself (SQLite's default). */
+export const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+/** The main connection's threshold while the worker runs: only reached if it falls far behind. */
+export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000;
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 500;
+
+export interface WalCheckpointerOptions {
+  db: Database.Database;
+  path: string;
+  intervalMs?: number;
+  logger: Logger;
+}
+
+/** What one passive checkpoint reported: log pages, and how many of them are in the database now. */
+export interface CheckpointReport {
+  logPages: number;
+  checkpointedPages: number;
+}
+
+/*
+ * The worker's whole program, evaluated as CommonJS: a file of its own would need a separate
+ * build entry and would not load from the TypeScript sources under test. It gets the driver's
+ * resolved path, so it loads the same better-sqlite3 as the main thread.
+ */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma("busy_timeout = 0");
+function checkpoint() {
+  try {
+    const row = db.pragma("wal_checkpoint(PASSIVE)")[0];
+    parentPort.postMessage({ type: "checkpoint", logPages: row.log, checkpointedPages: row.checkpointed });
+  } catch (error) {
+    // Another process checkpointing at the same moment answers busy: the next tick catches up.
+    if (!String(error && error.code).startsWith("SQLITE_BUSY")) parentPort.postMessage({ type: "error", message: String(error && error.message) });
+  }
+}
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on("message", (message) => {
+  if (message === "checkpoint") return checkpoint();
+  if (message !== "close") return;
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort.postMessage({ type: "closed" });
+  parentPort.close();
+});
+parentPort.postMessage({ type: "ready" });
+`;
+
+export class WalCheckpointer {
+  private readonly worker: Worker;
+  private readonly db: Database.Database;
+  private readonly logger: Logger;
+  private readonly waiters: ((report: CheckpointReport) => void)[] = [];
+  private closing: Promise<void> | undefined;
+  private exited = false;
+  /** Checkpoints the worker has run (on its timer or asked). */
+  completed = 0;
+
+  constructor(options: WalCheckpointerOptions) {
+    this.db = options.db;
+    this.logger = options.logger;
+    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { driver, path: options.path, intervalMs: options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS },
+      // A few MB of heap is plenty for one connection and a timer.
+      resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
+    });
+    // The process may exit while the worker sleeps between checkpoints.
+    this.worker.unref();
+    this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+    this.worker.on("message", (message: { type: string; logPages?: number; checkpointedPages?: number; message?: string }) => {
+      if (message.type === "checkpoint") {
+        this.completed++;
+        const report = { logPages: message.logPages ?? 0, checkpointedPages: message.checkpointedPages ?? 0 };
+        for (const resolve of this.waiters.splice(0)) resolve(report);
+      } else if (message.type === "error") {
+        this.logger.warn("background WAL checkpoint failed", { error: message.message });
+      }
+    });
+    this.worker.on("error", (error) => {
+      this.logger.warn("background WAL checkpointer stopped; the database checkpoints itself again", { error: error.message });
+      this.restoreAutocheckpoint();
+    });
+    this.worker.on("exit", () => {
+      this.exited = true;
+      this.restoreAutocheckpoint();
+    });
+  }
+
+  /** Runs one checkpoint now (tests, and callers that want the log folded in before a copy). */
+  checkpointNow(): Promise<CheckpointReport> {
+    if (this.exited) return Promise.reject(new Error("the WAL checkpointer has stopped"));
+    return new Promise((resolve) => {
+      this.waiters.push(resolve);
+      this.worker.postMessage("checkpoint");
+    });
+  }
+
+  /** Stops the timer after a last checkpoint; the main connection checkpoints on its own again. */
+  close(): Promise<void> {
+    this.closing ??= this.exited
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.worker.once("exit", () => resolve());
+          // Held while closing: an unref'd worker would let the process end before the last checkpoint.
+          this.worker.ref();
+          this.worker.postMessage("close");
+        });
+    return this.closing;
+  }
+
+  private restoreAutocheckpoint(): void {
+    if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+  }
+}

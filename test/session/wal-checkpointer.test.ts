@@ -1,0 +1,63 @@
+/**
+ * Background WAL checkpoints (the gateway's store): commits stop folding the log into the
+ * database themselves, a worker thread does it, and closing leaves a clean database file.
+ */
+import { existsSync, statSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { assistantMessage, userMessage } from "../../src/core/index.js";
+import type { SqliteSessionStore } from "../../src/session/index.js";
+import { runResult, tempStores } from "./helpers/temp-store.js";
+import type { TempStores } from "./helpers/temp-store.js";
+
+let stores: TempStores;
+beforeEach(async () => {
+  stores = await tempStores();
+});
+afterEach(async () => {
+  await stores.cleanup();
+});
+
+/** Enough turns with 4 KB answers to write well over 1,000 WAL pages (SQLite's checkpoint threshold). */
+async function writeMuch(store: SqliteSessionStore): Promise<void> {
+  const answer = "x".repeat(4096);
+  for (let i = 0; i < 700; i++) {
+    const turn = await store.beginTurn(`s${i % 7}`, userMessage(`q${i}`));
+    await store.completeTurn(turn.turnId, runResult([assistantMessage(answer)]));
+  }
+}
+
+const walBytes = (store: SqliteSessionStore): number => statSync(`${store.path}-wal`).size;
+
+describe("WalCheckpointer", () => {
+  it("without it, a commit checkpoints and the log is reused at ~1,000 pages; with it, commits leave the log to the worker", async () => {
+    const plain = stores.open("plain.db");
+    await writeMuch(plain);
+    expect(walBytes(plain)).toBeLessThan(6 * 1024 * 1024);
+
+    const served = stores.open("served.db");
+    // An interval far beyond the test: only checkpointNow() folds the log in.
+    const checkpointer = served.checkpointInBackground({ intervalMs: 3_600_000 })!;
+    expect(served.checkpointInBackground()).toBe(checkpointer);
+    await writeMuch(served);
+    expect(walBytes(served)).toBeGreaterThan(8 * 1024 * 1024);
+
+    const report = await checkpointer.checkpointNow();
+    expect(report.logPages).toBeGreaterThan(2000);
+    expect(report.checkpointedPages).toBe(report.logPages);
+    // The data is all there, read through the main connection.
+    expect((await served.loadMessages("s3")).length).toBe(200);
+  });
+
+  it("checkpoints on its timer, and closing the store removes the log", async () => {
+    const store = stores.open();
+    const checkpointer = store.checkpointInBackground({ intervalMs: 20 })!;
+    const turn = await store.beginTurn("s", userMessage("hi"));
+    await store.completeTurn(turn.turnId, runResult([assistantMessage("hello")]));
+    const deadline = Date.now() + 5_000;
+    while (checkpointer.completed < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(checkpointer.completed).toBeGreaterThanOrEqual(2);
+    await store.close();
+    expect(existsSync(`${store.path}-wal`)).toBe(false);
+    await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
+  });
+});
