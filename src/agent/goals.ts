@@ -23,7 +23,7 @@ export interface GoalState {
   note?: string;
 }
 
-export function readGoal(metadata: Record<string, unknown> | undefined): GoalState | undefined {
+export function readGoal(metadata: Record<string, unknown> | null | undefined): GoalState | undefined {
   const goal = metadata?.goal;
   if (typeof goal !== "object" || goal === null) return undefined;
   const g = goal as Partial<GoalState>;
@@ -74,8 +74,7 @@ export function createGoalTools(store: SessionStore, sessionKey: string): Tool[]
       description: "Mark the session's goal as done or abandoned (ends the goal), or keep it active with a progress note.",
       schema: updateGoalSchema,
       async run(args) {
-        const session = await store.getSession(sessionKey);
-        const goal = readGoal(session?.metadata);
+        const goal = readGoal(await store.sessionMetadata(sessionKey));
         if (!goal) return { content: [{ type: "text", text: "Error: there is no goal on this session; use create_goal first." }], isError: true };
         await setGoal(store, sessionKey, { ...goal, status: args.status, ...(args.note ? { note: args.note } : {}) });
         return `Goal ${args.status === "active" ? "updated" : `marked ${args.status}`}.`;
@@ -91,7 +90,7 @@ export function createGoalTools(store: SessionStore, sessionKey: string): Tool[]
  */
 export async function nextGoalRound(store: SessionStore, sessionKey: string, request: TurnRequest, reply: TurnReply): Promise<TurnRequest | undefined> {
   if (reply.stopReason !== "completed" || (reply.command && reply.command !== "goal")) return undefined;
-  const goal = readGoal((await store.getSession(sessionKey))?.metadata);
+  const goal = readGoal(await store.sessionMetadata(sessionKey));
   if (goal?.status !== "active" || (reply.command === "goal" && goal.rounds > 0)) return undefined;
   if (goal.rounds >= MAX_GOAL_ROUNDS) {
     await setGoal(store, sessionKey, { ...goal, status: "exhausted" });

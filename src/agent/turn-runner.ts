@@ -82,11 +82,11 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
 
   const restored = await timer.stage("restore", async () => {
-    const session = await store.getSession(sessionKey);
-    const preset = typeof session?.metadata.modelPreset === "string" ? session.metadata.modelPreset : undefined;
+    const metadata = await store.sessionMetadata(sessionKey);
+    const preset = typeof metadata?.modelPreset === "string" ? metadata.modelPreset : undefined;
     const profile = await runtime.resolveAgent(request.agent, preset ? { modelRef: preset } : {});
-    if (command) return { profile, history: [] as Message[], session };
-    if (session) await store.recoverDanglingTurns(sessionKey);
+    if (command) return { profile, history: [] as Message[], metadata };
+    if (metadata) await store.recoverDanglingTurns(sessionKey);
     const estimator = sharedTokenEstimator(profile.modelRef);
     const budget = historyBudget(profile);
     const tokenBudget = Math.ceil(budget * RESTORE_HEADROOM);
@@ -94,8 +94,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     let read = 0;
     // Past the message cap every message "costs" the whole budget, so the read stops at the next user message.
     const estimate = (m: Message): number => (++read > messageCap ? tokenBudget + 1 : estimator.message(m));
-    const history = session ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
-    return { profile, history, session };
+    const history = metadata ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
+    return { profile, history, metadata };
   });
   const { profile } = restored;
 
@@ -131,7 +131,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
 
   const messages = await timer.stage("build", async () => {
     const { channel, chatId } = splitKey(sessionKey, request.channel);
-    const goal = goalPrompt(readGoal(restored.session?.metadata));
+    const goal = goalPrompt(readGoal(restored.metadata));
     const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
     // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
     const replay = history.length > maxMessages ? trimToBudget(history, maxMessages, () => 1) : history;
@@ -174,7 +174,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
 
   slot.give();
   await timer.stage("save", async () => {
-    const prev = (restored.session?.metadata.usage ?? {}) as Partial<Usage>;
+    const prev = (restored.metadata?.usage ?? {}) as Partial<Usage>;
     // The usage totals are written with the turn's closing, in one transaction.
     const metadata = {
       usage: {

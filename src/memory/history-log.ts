@@ -59,10 +59,14 @@ export class HistoryLog {
   }
 
   private readTail(): HistoryEntry[] {
-    let stat: { size: number; mtimeMs: number };
+    let stat: { size: number; mtimeMs: number } | undefined;
     try {
-      stat = statSync(this.path);
+      // Until the first consolidation there is no file: no exception for that, every turn.
+      stat = statSync(this.path, { throwIfNoEntry: false });
     } catch {
+      stat = undefined;
+    }
+    if (!stat) {
       this.tail = undefined;
       return [];
     }

@@ -80,10 +80,9 @@ export async function writeTransaction<T>(
   policy: RetryPolicy = DEFAULT_RETRY,
   onRetry?: (attempt: number, delayMs: number) => void,
 ): Promise<T> {
-  const tx = db.transaction(fn);
   for (let attempt = 0; ; attempt++) {
     try {
-      return tx.immediate();
+      return runTransaction(db, "immediate", fn);
     } catch (error) {
       if (!isBusyError(error) || attempt >= policy.retries) throw error;
       const delay = backoffDelay(attempt, policy);
@@ -95,13 +94,50 @@ export async function writeTransaction<T>(
 
 /** A consistent multi-statement read (one snapshot), retried on busy like writes. */
 export async function readTransaction<T>(db: Database.Database, fn: () => T, policy: RetryPolicy = DEFAULT_RETRY): Promise<T> {
-  const tx = db.transaction(fn);
   for (let attempt = 0; ; attempt++) {
     try {
-      return tx.deferred();
+      return runTransaction(db, "deferred", fn);
     } catch (error) {
       if (!isBusyError(error) || attempt >= policy.retries) throw error;
       await policy.sleep(backoffDelay(attempt, policy));
     }
+  }
+}
+
+interface TransactionStatements {
+  deferred: Database.Statement;
+  immediate: Database.Statement;
+  commit: Database.Statement;
+  rollback: Database.Statement;
+}
+
+const transactionStatements = new WeakMap<Database.Database, TransactionStatements>();
+
+/**
+ * `fn` between BEGIN and COMMIT (ROLLBACK when it throws), with the four statements prepared once
+ * per connection: `db.transaction(fn)` builds a new wrapper (five functions) on every call, and
+ * every turn runs several transactions. A call inside a running transaction goes through
+ * better-sqlite3's wrapper, which nests it as a savepoint.
+ */
+function runTransaction<T>(db: Database.Database, mode: "deferred" | "immediate", fn: () => T): T {
+  if (db.inTransaction) return db.transaction(fn)[mode]();
+  let statements = transactionStatements.get(db);
+  if (!statements) {
+    statements = {
+      deferred: db.prepare("BEGIN DEFERRED"),
+      immediate: db.prepare("BEGIN IMMEDIATE"),
+      commit: db.prepare("COMMIT"),
+      rollback: db.prepare("ROLLBACK"),
+    };
+    transactionStatements.set(db, statements);
+  }
+  statements[mode].run();
+  try {
+    const result = fn();
+    statements.commit.run();
+    return result;
+  } catch (error) {
+    if (db.inTransaction) statements.rollback.run();
+    throw error;
   }
 }

@@ -82,6 +82,12 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  async sessionMetadata(key: string): Promise<Record<string, unknown> | null> {
+    // One statement: no transaction needed for a consistent read.
+    const row = this.q.session(key);
+    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : null;
+  }
+
   async ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo> {
     return this.write(() => this.q.sessionInfo(this.q.ensureSession(key, metadata)));
   }
@@ -111,10 +117,8 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /** Inside a write transaction: the closing's metadata patch, on the turn's session. */
-  private patchTurnSession(turnId: string, options: CloseTurnOptions | undefined): void {
-    if (!options?.metadata) return;
-    const turn = this.q.turn(turnId);
-    if (turn) this.patchMetadata(turn.session_key, options.metadata);
+  private patchTurnSession(sessionKey: string, options: CloseTurnOptions | undefined): void {
+    if (options?.metadata) this.patchMetadata(sessionKey, options.metadata);
   }
 
   async deleteSession(key: string): Promise<boolean> {
@@ -220,22 +224,19 @@ export class SqliteSessionStore implements SessionStore {
 
   async completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void> {
     await this.write(() => {
-      turns.completeTurn(this.ops, turnId, result);
-      this.patchTurnSession(turnId, options);
+      this.patchTurnSession(turns.completeTurn(this.ops, turnId, result), options);
     });
   }
 
   async failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void> {
     await this.write(() => {
-      turns.failTurn(this.ops, turnId, error);
-      this.patchTurnSession(turnId, options);
+      this.patchTurnSession(turns.failTurn(this.ops, turnId, error), options);
     });
   }
 
   async stopTurn(turnId: string, checkpoint?: Checkpoint, options?: CloseTurnOptions): Promise<void> {
     await this.write(() => {
-      turns.stopTurn(this.ops, turnId, checkpoint);
-      this.patchTurnSession(turnId, options);
+      this.patchTurnSession(turns.stopTurn(this.ops, turnId, checkpoint), options);
     });
   }
 

@@ -61,8 +61,8 @@ export function saveCheckpoint(ops: TurnOps, turnId: string, checkpoint: Checkpo
     });
 }
 
-/** Commits the run's messages; an `error` result is a failure, an `aborted` one a stop. */
-export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): void {
+/** Commits the run's messages; an `error` result is a failure, an `aborted` one a stop. Returns the turn's session key. */
+export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): string {
   if (result.stopReason === "error") {
     // Messages the user sent mid-turn (injected) survive the rollback like the turn's own input.
     const userInput = result.newMessages.filter((m) => m.role === "user" && m.meta?.["synthetic"] !== true && m.meta?.["compactionSummary"] !== true);
@@ -85,6 +85,7 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): v
     usage: result.usage,
     extraTimings: { iterations: result.iterations, toolsUsed: result.toolsUsed },
   });
+  return turn.session_key;
 }
 
 /**
@@ -92,21 +93,23 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): v
  * mid-turn (already saved by a checkpoint, or passed in `userInput`) — and appends the
  * model-error marker. Nothing the user said is lost.
  */
-export function failTurn(ops: TurnOps, turnId: string, error: unknown, userInput: readonly Message[] = []): void {
+export function failTurn(ops: TurnOps, turnId: string, error: unknown, userInput: readonly Message[] = []): string {
   const turn = pendingTurn(ops, turnId);
   ops.q.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ? AND role != 'user'").run(turn.id, turn.start_seq);
   const missing = userInput.filter((m) => m.role === "user" && !ops.q.messageRow(m.id));
   if (missing.length > 0) ops.q.append(turn.thread_id, missing, turn.id);
   ops.q.append(turn.thread_id, [assistantMarker(MODEL_ERROR_MARKER, { error: true })], turn.id);
   closeTurn(ops, turn, "failed", { stopReason: "error", error: errorMessage(error) });
+  return turn.session_key;
 }
 
 /** Keeps completed work (from `checkpoint` or the last saved one); pending calls get an error result. */
-export function stopTurn(ops: TurnOps, turnId: string, checkpoint?: Checkpoint): void {
+export function stopTurn(ops: TurnOps, turnId: string, checkpoint?: Checkpoint): string {
   const turn = pendingTurn(ops, turnId);
   const rows = checkpoint ? syncTurnRows(ops, turn, checkpointMessages(checkpoint)) : turnMessages(ops, turn);
   closeOpenCalls(ops, turn, rows, TOOL_INTERRUPTED);
   closeTurn(ops, turn, "stopped", { stopReason: "aborted" });
+  return turn.session_key;
 }
 
 /** Closes turns a crashed process left `pending`, so the next request sees a legal history. */

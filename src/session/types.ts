@@ -88,6 +88,8 @@ export interface CloseTurnOptions {
 export interface SessionStore {
   // sessions
   getSession(key: string): Promise<SessionInfo | null>;
+  /** The session's metadata alone, or null when there is no such session (cheaper than getSession: no message count). */
+  sessionMetadata(key: string): Promise<Record<string, unknown> | null>;
   /** Creates the session (with an empty current thread) if it does not exist. */
   ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo>;
   listSessions(): Promise<SessionInfo[]>;

@@ -92,8 +92,10 @@ describe("sessions", () => {
     const list = await store.listSessions();
     expect(list.map((s) => s.key).sort()).toEqual(["api:xyz", "telegram:1"]);
     expect((await store.getSession("api:xyz"))?.metadata).toEqual({ title: "Trip" });
+    expect(await store.sessionMetadata("api:xyz")).toEqual({ title: "Trip" });
     expect(await store.deleteSession("telegram:1")).toBe(true);
     expect(await store.getSession("telegram:1")).toBeNull();
+    expect(await store.sessionMetadata("telegram:1")).toBeNull();
     expect(await store.loadHistory("telegram:1")).toEqual([]);
   });
 });
