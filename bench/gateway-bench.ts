@@ -40,6 +40,14 @@ export const VARIANTS: GatewayVariant[] = [
     gate: 3,
     start: (env, cwd) => spawn(process.execPath, [join(REPO_DIR, "bin/nanobot.js"), "gateway", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }),
   },
+  {
+    // The floor: HTTP in, a gate of 3, one streamed provider call of the same size class, HTTP out;
+    // nothing else (support/minimal-relay.ts). What it adds is the machine's and the harness's.
+    name: "floor: minimal relay",
+    gate: 3,
+    start: (env) =>
+      spawn(process.execPath, ["--import", "tsx", join(REPO_DIR, "bench/support/minimal-relay.ts")], { cwd: REPO_DIR, env, stdio: ["ignore", "pipe", "pipe"] }),
+  },
 ];
 
 export interface GatewayRow {

@@ -76,6 +76,7 @@ export class SessionQueries {
         "SELECT * FROM messages WHERE thread_id = ? AND seq >= ? ORDER BY seq DESC",
       ),
       rowAt: db.prepare<[string, number], MessageRow>("SELECT * FROM messages WHERE thread_id = ? AND seq = ?"),
+      rowsBetween: db.prepare<[string, number, number], MessageRow>("SELECT * FROM messages WHERE thread_id = ? AND seq BETWEEN ? AND ?"),
       // Raw rows ([id, seq]): no object per row, and the content is never read.
       placesDesc: db
         .prepare<[string, number, number, number], RowPlace>(
@@ -217,6 +218,11 @@ export class SessionQueries {
   /** Up to `limit` rows' `[id, seq]` below `beforeSeq` (and at or after `fromSeq`), newest first. */
   placesNewestFirst(threadId: string, fromSeq: number, beforeSeq: number, limit: number): RowPlace[] {
     return this.stmts.placesDesc.all(threadId, fromSeq, beforeSeq, limit);
+  }
+
+  /** Rows from `fromSeq` to `toSeq`, both included. */
+  rowsBetween(threadId: string, fromSeq: number, toSeq: number): MessageRow[] {
+    return this.stmts.rowsBetween.all(threadId, fromSeq, toSeq);
   }
 
   rowAt(threadId: string, seq: number): MessageRow | undefined {

@@ -35,6 +35,8 @@ import type {
 
 /** Rows whose places are read at once when replaying a history (most turns need one page). */
 const HISTORY_PAGE = 64;
+/** Up to this many rows missing from the cache are read one by one; more in one range read. */
+const POINT_READS = 4;
 
 export interface SqliteSessionStoreOptions {
   /** Database file; defaults to `<home>/state.db`. */
@@ -156,20 +158,34 @@ export class SqliteSessionStore implements SessionStore {
 
   /**
    * The thread's replayed messages, newest first, until `take` returns false. Rows are read a
-   * page of places at a time; only rows not parsed before are loaded whole (see ParsedMessages).
+   * page of places at a time; only rows not parsed before are loaded whole (see ParsedMessages):
+   * a few by place, many (a cold cache) with one range read.
    */
   private eachNewestFirst(thread: ThreadRow, take: (message: Message) => boolean): void {
     for (let before = Number.MAX_SAFE_INTEGER; ; ) {
       const places = this.q.placesNewestFirst(thread.id, thread.replay_seq, before, HISTORY_PAGE);
+      const missing = places.filter((place) => place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)).map((place) => place[1]);
+      const rows = this.rowsAt(thread.id, missing);
       for (const place of places) {
         const seq = place[1];
         if (seq === thread.summary_seq) continue;
-        const message = this.parsed.get(thread.id, place) ?? this.parsed.parse(this.q.rowAt(thread.id, seq)!);
+        const message = this.parsed.get(thread.id, place) ?? this.parsed.parse(rows.get(seq)!);
         if (!take(message)) return;
       }
       if (places.length < HISTORY_PAGE) return;
       before = places[places.length - 1]![1];
     }
+  }
+
+  /** Whole rows at `seqs` (newest first) of a thread, by seq. */
+  private rowsAt(threadId: string, seqs: readonly number[]): Map<number, MessageRow> {
+    const rows = new Map<number, MessageRow>();
+    if (seqs.length <= POINT_READS) {
+      for (const seq of seqs) rows.set(seq, this.q.rowAt(threadId, seq)!);
+    } else {
+      for (const row of this.q.rowsBetween(threadId, seqs[seqs.length - 1]!, seqs[0]!)) rows.set(row.seq, row);
+    }
+    return rows;
   }
 
   private parsedRow(row: MessageRow): Message {
