@@ -46,6 +46,8 @@ export interface SqliteSessionStoreOptions {
   retry?: Partial<RetryPolicy>;
   now?: () => number;
   logger?: Logger;
+  /** Characters of stored messages kept parsed for history replays (default 8M, ~20–40 MB of heap). */
+  historyCacheChars?: number;
 }
 
 export class SqliteSessionStore implements SessionStore {
@@ -57,7 +59,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly log: Logger;
   private checkpointer: WalCheckpointer | undefined;
   /** Rows parsed by earlier history loads (every turn replays mostly the same ones). */
-  private readonly parsed = new ParsedMessages();
+  private readonly parsed: ParsedMessages;
 
   constructor(options: SqliteSessionStoreOptions) {
     const path = options.path ?? (options.home ? stateDbPath(options.home) : undefined);
@@ -66,6 +68,7 @@ export class SqliteSessionStore implements SessionStore {
     this.log = options.logger ?? silentLogger;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs });
+    this.parsed = new ParsedMessages(options.historyCacheChars);
     const now = options.now ?? Date.now;
     this.q = new SessionQueries(this.db, now);
     this.ops = {
@@ -169,7 +172,9 @@ export class SqliteSessionStore implements SessionStore {
       for (const place of places) {
         const seq = place[1];
         if (seq === thread.summary_seq) continue;
-        const message = this.parsed.get(thread.id, place) ?? this.parsed.parse(rows.get(seq)!);
+        // A row parsed just now can push the cache over its budget and clear it: a place found
+        // cached a moment ago is then read again.
+        const message = this.parsed.get(thread.id, place) ?? this.parsed.parse(rows.get(seq) ?? this.q.rowAt(thread.id, seq)!);
         if (!take(message)) return;
       }
       if (places.length < HISTORY_PAGE) return;

@@ -8,7 +8,8 @@ import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { Message } from "../../src/core/index.js";
 import { ParsedMessages } from "../../src/session/parsed-messages.js";
 import { rowToMessage } from "../../src/session/rows.js";
-import type { SqliteSessionStore } from "../../src/session/index.js";
+import { join } from "node:path";
+import { SqliteSessionStore } from "../../src/session/index.js";
 import { plainTurn, shape, tempStores } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
@@ -29,6 +30,15 @@ afterEach(async () => {
 async function uncached(options: { tokenBudget?: number } = {}): Promise<Message[]> {
   const fresh = stores.open();
   return fresh.loadHistory(KEY, options.tokenBudget === undefined ? {} : { tokenBudget: options.tokenBudget, estimate: tenEach });
+}
+
+async function uncachedFrom(path: string): Promise<Message[]> {
+  const fresh = new SqliteSessionStore({ path });
+  try {
+    return await fresh.loadHistory(KEY);
+  } finally {
+    await fresh.close();
+  }
 }
 
 describe("loadHistory's parsed-message cache", () => {
@@ -100,6 +110,21 @@ describe("loadHistory's parsed-message cache", () => {
     expect(budgeted).toHaveLength(150);
     expect(shape(budgeted)[0]).toBe("user:q15");
     expect(budgeted).toEqual(await uncached({ tokenBudget: 1500 }));
+  });
+});
+
+describe("a store with a small history cache", () => {
+  it("replays correctly while the cache fills and clears in the middle of a load", async () => {
+    const small = new SqliteSessionStore({ path: join(stores.dir, "small.db"), historyCacheChars: 2_000 });
+    try {
+      // 30 messages, one page of places, about 16 of them fit in the cache: every load clears it midway.
+      for (let i = 0; i < 15; i++) await plainTurn(small, KEY, `question ${i} ${"x".repeat(40)}`, `answer ${i}`);
+      const reference = await uncachedFrom(join(stores.dir, "small.db"));
+      for (let round = 0; round < 3; round++) expect(await small.loadHistory(KEY)).toEqual(reference);
+      expect(await small.loadHistory(KEY, { tokenBudget: 200, estimate: tenEach })).toHaveLength(20);
+    } finally {
+      await small.close();
+    }
   });
 });
 
