@@ -3,14 +3,14 @@
  * after turn, and still exactly what the rows say after rollbacks, deletions, thread switches,
  * consolidation, another process's writes, and histories longer than one page of places.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { Message } from "../../src/core/index.js";
 import { ParsedMessages } from "../../src/session/parsed-messages.js";
 import { rowToMessage } from "../../src/session/rows.js";
 import { join } from "node:path";
 import { SqliteSessionStore } from "../../src/session/index.js";
-import { plainTurn, shape, tempStores } from "./helpers/temp-store.js";
+import { plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "api:cache";
@@ -18,13 +18,7 @@ const tenEach = (_m: Message): number => 10;
 
 let stores: TempStores;
 let store: SqliteSessionStore;
-beforeEach(async () => {
-  stores = await tempStores();
-  store = stores.open();
-});
-afterEach(async () => {
-  await stores.cleanup();
-});
+storePerTest((fx) => ({ stores, store } = fx));
 
 /** The history as a fresh store (no cache) reads it: the reference every cached read must equal. */
 async function uncached(options: { tokenBudget?: number } = {}): Promise<Message[]> {

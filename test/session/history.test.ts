@@ -1,24 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { Message } from "../../src/core/index.js";
 import { trimToBudget } from "../../src/session/index.js";
 import type { SqliteSessionStore } from "../../src/session/index.js";
-import { call, callingAssistant, plainTurn, result, runResult, shape, tempStores } from "./helpers/temp-store.js";
-import type { TempStores } from "./helpers/temp-store.js";
+import { call, callingAssistant, plainTurn, result, runResult, shape, storePerTest } from "./helpers/temp-store.js";
 
 const KEY = "cli:direct";
 /** Every message costs 10 tokens: budgets below read as message counts. */
 const tenEach = (_m: Message): number => 10;
 
-let stores: TempStores;
 let store: SqliteSessionStore;
-beforeEach(async () => {
-  stores = await tempStores();
-  store = stores.open();
-});
-afterEach(async () => {
-  await stores.cleanup();
-});
+storePerTest((fx) => ({ store } = fx));
 
 async function toolTurn(n: number): Promise<void> {
   const turn = await store.beginTurn(KEY, userMessage(`q${n}`));

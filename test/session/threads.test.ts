@@ -1,19 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SessionStoreError } from "../../src/session/index.js";
 import type { SqliteSessionStore } from "../../src/session/index.js";
-import { plainTurn, shape, tempStores } from "./helpers/temp-store.js";
-import type { TempStores } from "./helpers/temp-store.js";
+import { plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
 
 const KEY = "cli:direct";
-let stores: TempStores;
 let store: SqliteSessionStore;
-beforeEach(async () => {
-  stores = await tempStores();
-  store = stores.open();
-});
-afterEach(async () => {
-  await stores.cleanup();
-});
+storePerTest((fx) => ({ store } = fx));
 
 describe("newThread", () => {
   it("archives the current thread (still readable) and starts an empty current one", async () => {

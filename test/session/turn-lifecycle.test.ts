@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { assistantMessage, ProviderError, userMessage } from "../../src/core/index.js";
 import {
   MODEL_ERROR_MARKER,
@@ -6,20 +6,13 @@ import {
   historyProblems,
 } from "../../src/session/index.js";
 import type { SqliteSessionStore } from "../../src/session/index.js";
-import { call, callingAssistant, plainTurn, result, runResult, shape, tempStores } from "./helpers/temp-store.js";
+import { call, callingAssistant, plainTurn, result, runResult, shape, storePerTest } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "cli:direct";
 let stores: TempStores;
 let store: SqliteSessionStore;
-
-beforeEach(async () => {
-  stores = await tempStores();
-  store = stores.open();
-});
-afterEach(async () => {
-  await stores.cleanup();
-});
+storePerTest((fx) => ({ stores, store } = fx));
 
 describe("beginTurn", () => {
   it("persists the user message and a pending turn before the model is called", async () => {

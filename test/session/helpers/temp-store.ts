@@ -1,5 +1,6 @@
 /** Temp-dir SQLite stores and engine-shaped messages for the session tests. */
 import { mkdtemp, rm } from "node:fs/promises";
+import { afterEach, beforeEach } from "vitest";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { assistantMessage, toolMessage, userMessage } from "../../../src/core/index.js";
@@ -27,6 +28,28 @@ export async function tempStores(): Promise<TempStores> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+export interface StoreFixture {
+  stores: TempStores;
+  /** `stores.open()`: the test's default store. */
+  store: SqliteSessionStore;
+}
+
+/**
+ * Registers the file's beforeEach/afterEach: a fresh temp dir and an open store for every test,
+ * handed to `use` (e.g. `storePerTest((fx) => ({ stores, store } = fx))`), cleaned up after it.
+ */
+export function storePerTest(use: (fixture: StoreFixture) => void): void {
+  let current: TempStores | undefined;
+  beforeEach(async () => {
+    current = await tempStores();
+    use({ stores: current, store: current.open() });
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
 }
 
 export function call(id: string, name: string, args: Record<string, unknown> = {}): ToolCallPart {
