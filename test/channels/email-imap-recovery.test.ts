@@ -17,6 +17,9 @@ import { fakeClock, nextInbound, tempHome, waitFor } from "./helpers/harness.js"
 import type { FakeClock } from "./helpers/harness.js";
 import { freePort, rawMail, startDovecot } from "./helpers/mail-servers.js";
 import type { DovecotServer } from "./helpers/mail-servers.js";
+import { needs } from "../support/requires.js";
+
+const mail = needs.dovecot();
 
 interface LogLine {
   level: string;
@@ -32,7 +35,7 @@ function captureLogger(lines: LogLine[]): Logger {
 
 let dovecot: DovecotServer;
 beforeAll(async () => {
-  dovecot = await startDovecot();
+  if (mail.available) dovecot = await startDovecot();
 });
 afterAll(async () => {
   await dovecot?.destroy();
@@ -86,7 +89,7 @@ async function nextPoll(clock: FakeClock): Promise<void> {
   clock.advance(30_000);
 }
 
-describe("email transport recovery", () => {
+mail.describe("email transport recovery", () => {
   it("a server restart between polls costs nothing: the next poll reconnects", async () => {
     const { account, bus, clock } = await startEmail();
     await dovecot.crash();

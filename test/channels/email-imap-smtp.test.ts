@@ -4,7 +4,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
 import type { BusError } from "../../src/bus/types.js";
 import { ChannelManager } from "../../src/channels/channel-manager.js";
@@ -13,12 +13,15 @@ import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { fakeClock, nextInbound, recordingSleep, tempHome } from "./helpers/harness.js";
 import { rawMail, startDovecot, startSmtpSink } from "./helpers/mail-servers.js";
 import type { DovecotServer, MailUser, SmtpSink } from "./helpers/mail-servers.js";
+import { needs } from "../support/requires.js";
+
+const mail = needs.dovecot();
 
 let dovecot: DovecotServer;
 let sink: SmtpSink;
 
 beforeAll(async () => {
-  [dovecot, sink] = await Promise.all([startDovecot(), startSmtpSink()]);
+  if (mail.available) [dovecot, sink] = await Promise.all([startDovecot(), startSmtpSink()]);
 });
 
 afterAll(async () => {
@@ -82,7 +85,7 @@ async function startedChannel(settings: Record<string, unknown>, home?: string) 
   return channel;
 }
 
-describe("email over IMAP + SMTP", () => {
+mail.describe("email over IMAP + SMTP", () => {
   it("forwards an allowed sender's mail and answers in its thread", async () => {
     const account = await dovecot.addUser();
     const uid = await dovecot.deliver(

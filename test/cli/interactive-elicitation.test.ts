@@ -4,12 +4,15 @@
  * on the terminal; the typed answer reaches the server and comes back in the tool result.
  */
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { referenceSpec } from "../mcp/helpers.js";
 import { startTmuxRepl } from "./helpers/tmux-repl.js";
 import type { TmuxRepl } from "./helpers/tmux-repl.js";
+import { needs } from "../support/requires.js";
+
+const terminal = needs.tmux();
 
 /** The everything server's form, in order: each prompt's label and what the user types. */
 const FORM_ANSWERS: [label: string, typed: string][] = [
@@ -47,6 +50,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 beforeEach(async () => {
+  if (!terminal.available) return;
   fake = await startFakeLLM();
   repl = await startTmuxRepl({
     sessionKey: "cli:elicit",
@@ -61,11 +65,11 @@ beforeEach(async () => {
   });
 });
 afterEach(async () => {
-  await repl.close();
-  await fake.close();
+  await repl?.close();
+  await fake?.close();
 });
 
-describe("MCP elicitation in the interactive CLI (tmux)", () => {
+terminal.describe("MCP elicitation in the interactive CLI (tmux)", () => {
   it("asks the server's form on the terminal and the answer reaches the server", async () => {
     await until(() => screen().includes("you ›"), "the prompt");
     fake.enqueue({ toolCalls: [{ id: "call_form", name: "mcp_everything_trigger-elicitation-request", arguments: {} }] }, { text: "Thanks, Ada." });

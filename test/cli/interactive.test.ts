@@ -8,6 +8,9 @@ import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { startTmuxRepl } from "./helpers/tmux-repl.js";
 import type { TmuxRepl } from "./helpers/tmux-repl.js";
+import { needs } from "../support/requires.js";
+
+const terminal = needs.tmux();
 
 let repl: TmuxRepl;
 let root: string;
@@ -27,6 +30,7 @@ async function until(check: (text: string) => boolean, what: string): Promise<st
 }
 
 beforeEach(async () => {
+  if (!terminal.available) return;
   fake = await startFakeLLM();
   repl = await startTmuxRepl({
     sessionKey: "cli:tmux",
@@ -40,11 +44,11 @@ beforeEach(async () => {
   root = repl.root;
 });
 afterEach(async () => {
-  await repl.close();
-  await fake.close();
+  await repl?.close();
+  await fake?.close();
 });
 
-describe("nanobot agent (interactive) under tmux", () => {
+terminal.describe("nanobot agent (interactive) under tmux", () => {
   it("streams a reply, renders its markdown, shows the tool line, and exits on `exit`", async () => {
     await until((s) => s.includes("you ›"), "the prompt");
     fake.enqueue(

@@ -49,7 +49,7 @@ export interface FakeReply {
     | { type: "malformed_chunk"; afterChunks: number }; // send a data line that is not JSON
 }
 
-/** An HTTP error with a real error body (see `../shared/fixtures/llm/*error*`). */
+/** An HTTP error with a real error body (see `test/fixtures/llm/*error*`). */
 export interface FakeHttpError {
   kind: "error";
   status: number;

@@ -1,11 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import type { FakeLLM, FakeLLMOptions } from "./fake-llm-types.js";
 import { startFakeLLM } from "./fake-llm.js";
-import { fixtureStep, sharedDir } from "./fixture-step.js";
+import { fixtureStep, fixturesDir, llmFixturePath } from "./fixture-step.js";
 import { ANTHROPIC_REQUEST, CHAT_REQUEST, anthropicFor, collect, openaiFor, rejectionOf } from "./sdk-helpers.js";
 
 /** Part 4: what the fake records, and how it fails a test that scripted it wrong. */
@@ -126,33 +126,29 @@ describe("strictness", () => {
 });
 
 describe("fixtureStep", () => {
-  const saved = process.env["NANOBOT_SHARED_DIR"];
   let temp: string | undefined;
   afterEach(async () => {
-    if (saved === undefined) delete process.env["NANOBOT_SHARED_DIR"];
-    else process.env["NANOBOT_SHARED_DIR"] = saved;
     if (temp !== undefined) await rm(temp, { recursive: true, force: true });
     temp = undefined;
   });
 
-  it("finds the shared folder beside the repository by default", () => {
-    delete process.env["NANOBOT_SHARED_DIR"];
-    expect(sharedDir()).toMatch(/[/\\]shared$/);
+  it("reads the recorded fixtures from the repository's test/fixtures/llm", () => {
+    expect(llmFixturePath("README.md")).toBe(join(fixturesDir(), "llm", "README.md"));
+    expect(fixturesDir()).toMatch(/[/\\]test[/\\]fixtures$/);
     expect(fixtureStep("openai-chat-stream-text-usage.sse").body).toContain("chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL");
   });
 
-  it("honours NANOBOT_SHARED_DIR, adds a missing final blank line to .sse and converts .chunks.jsonl", async () => {
-    temp = await mkdtemp(join(tmpdir(), "fake-llm-shared-"));
-    await mkdir(join(temp, "fixtures", "llm"), { recursive: true });
-    await writeFile(join(temp, "fixtures", "llm", "x.sse"), 'event: ping\ndata: {"type":"ping"}');
-    await writeFile(join(temp, "fixtures", "llm", "y.chunks.jsonl"), '{"type":"message_stop"}\n');
-    await writeFile(join(temp, "fixtures", "llm", "openai-error-503-busy.json"), '{"error":{}}');
-    process.env["NANOBOT_SHARED_DIR"] = temp;
+  it("reads another folder when told, adds a missing final blank line to .sse and converts .chunks.jsonl", async () => {
+    temp = await mkdtemp(join(tmpdir(), "fake-llm-fixtures-"));
+    const dir = temp;
+    await writeFile(join(dir, "x.sse"), 'event: ping\ndata: {"type":"ping"}');
+    await writeFile(join(dir, "y.chunks.jsonl"), '{"type":"message_stop"}\n');
+    await writeFile(join(dir, "openai-error-503-busy.json"), '{"error":{}}');
 
-    expect(fixtureStep("x.sse")).toEqual({ kind: "raw", body: 'event: ping\ndata: {"type":"ping"}\n\n', contentType: "text/event-stream" });
-    expect(fixtureStep("y.chunks.jsonl").body).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
-    expect(fixtureStep("openai-error-503-busy.json")).toMatchObject({ status: 503, contentType: "application/json" });
-    expect(fixtureStep("openai-error-503-busy.json", { status: 502, headers: { "retry-after": "1" } })).toMatchObject({
+    expect(fixtureStep("x.sse", { dir })).toEqual({ kind: "raw", body: 'event: ping\ndata: {"type":"ping"}\n\n', contentType: "text/event-stream" });
+    expect(fixtureStep("y.chunks.jsonl", { dir }).body).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect(fixtureStep("openai-error-503-busy.json", { dir })).toMatchObject({ status: 503, contentType: "application/json" });
+    expect(fixtureStep("openai-error-503-busy.json", { dir, status: 502, headers: { "retry-after": "1" } })).toMatchObject({
       status: 502,
       headers: { "retry-after": "1" },
     });

@@ -4,20 +4,17 @@ import { fileURLToPath } from "node:url";
 import type { FakeRaw } from "./fake-llm-types.js";
 
 /**
- * Replays the recorded wire responses in `<shared>/fixtures/llm/` as `raw` steps. The shared
- * folder sits beside the repository (`<repo>/../shared`); `NANOBOT_SHARED_DIR` overrides it
- * for checkouts laid out differently.
+ * Replays the recorded wire responses in `test/fixtures/llm/` (see its README for where each
+ * came from) as `raw` steps. The fixtures live in the repository so a fresh clone tests alone.
  */
 
-export function sharedDir(): string {
-  const fromEnv = process.env["NANOBOT_SHARED_DIR"];
-  if (fromEnv !== undefined && fromEnv !== "") return resolve(fromEnv);
-  const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-  return resolve(repo, "..", "shared");
+/** `test/fixtures` of this checkout. */
+export function fixturesDir(): string {
+  return resolve(dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 }
 
 export function llmFixturePath(name: string): string {
-  return join(sharedDir(), "fixtures", "llm", name);
+  return join(fixturesDir(), "llm", name);
 }
 
 export function readLlmFixture(name: string): string {
@@ -37,6 +34,8 @@ function chunksToSse(text: string): string {
 }
 
 export interface FixtureStepOptions {
+  /** The folder holding the file; default `test/fixtures/llm`. */
+  dir?: string;
   status?: number;
   headers?: Record<string, string>;
   eventDelayMs?: number;
@@ -48,7 +47,7 @@ export interface FixtureStepOptions {
  * status comes from the file name (`openai-error-429-…` → 429) unless given.
  */
 export function fixtureStep(name: string, options: FixtureStepOptions = {}): FakeRaw {
-  const text = readLlmFixture(name);
+  const text = options.dir === undefined ? readLlmFixture(name) : readFileSync(join(options.dir, name), "utf8");
   const step: FakeRaw = { kind: "raw", body: text };
   if (name.endsWith(".sse")) {
     step.body = /\n\n$/.test(text) ? text : `${text.replace(/\n?$/, "")}\n\n`;

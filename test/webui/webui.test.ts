@@ -4,29 +4,34 @@ import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { build } from "vite";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
 import { referenceSpec } from "../mcp/helpers.js";
+import { needs } from "../support/requires.js";
+
+const browserBinary = needs.chromium();
 
 const ARTIFACTS = resolve("test-artifacts");
-let webRoot: string;
-let browser: Browser;
+let webRoot: string | undefined;
+let browser: Browser | undefined;
 let fx: GatewayFixture | undefined;
 let page: Page | undefined;
 
 beforeAll(async () => {
+  if (!browserBinary.available) return;
   webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
   await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
   await mkdir(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: browserBinary.path,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 }, 60_000);
 afterAll(async () => {
-  await browser.close();
-  await rm(webRoot, { recursive: true, force: true });
+  // Nothing was started when Chromium is missing or failed to launch.
+  await browser?.close();
+  if (webRoot !== undefined) await rm(webRoot, { recursive: true, force: true });
 });
 afterEach(async () => {
   await page?.close();
@@ -37,6 +42,7 @@ afterEach(async () => {
 
 async function open(options: { apiKey?: string; extra?: Record<string, unknown>; defaults?: Record<string, unknown> } = {}): Promise<Page> {
   fx = await startGatewayFixture({ webRoot, ...options });
+  if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
   page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   await page.goto(fx.url);
   return page;
@@ -47,7 +53,7 @@ async function send(p: Page, text: string): Promise<void> {
   await p.getByTestId("send").click();
 }
 
-describe("web UI in headless Chromium", () => {
+browserBinary.describe("web UI in headless Chromium", () => {
   it("streams a reply rendered as markdown, with the tool call collapsed and its result", async () => {
     const p = await open();
     await writeFile(join(fx?.root ?? "", "ws", "notes.txt"), "kiwi\n");
