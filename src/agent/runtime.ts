@@ -12,6 +12,7 @@ import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js"
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { McpClientManager } from "../mcp/manager.js";
+import type { McpServerFailure } from "../mcp/types.js";
 import { ElicitationRouter } from "../mcp/elicitation-router.js";
 import { createProviderRegistry } from "../providers/registry.js";
 import type { ProviderRegistry } from "../providers/registry.js";
@@ -83,6 +84,7 @@ export class Runtime {
   readonly elicitation: ElicitationRouter;
   private localModelRef: string | undefined;
   private readonly options: RuntimeOptions;
+  private mcpFailed: McpServerFailure[] = [];
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -135,11 +137,26 @@ export class Runtime {
     return this.mcpPromise;
   }
 
+      this.mcpFailed = failures;
   /**
    * With no provider configured at all, looks for a local OpenAI-compatible server (Ollama) and
    * uses its first model. Returns the model reference it found, if any. Faces call it once at start.
    */
   async detectLocalProvider(): Promise<string | undefined> {
+  /**
+   * Connects the configured MCP servers now (faces that want to report failures at start) and
+   * returns the ones that failed to start, with the cause. Nothing configured: nothing to do.
+   */
+  async startMcp(): Promise<McpServerFailure[]> {
+    if (Object.keys(this.config.mcpServers).length === 0 || this.options.connectMcp === false) return [];
+    return (await this.mcp()).failures();
+  }
+
+  /** MCP servers that failed to start, once their start finished (empty before, and when none failed). */
+  mcpStartFailures(): McpServerFailure[] {
+    return [...this.mcpFailed];
+  }
+
     const defaults = this.config.agents.defaults;
     if (defaults.model || defaults.modelPreset || this.registry.configuredProviders().length > 0) return undefined;
     const local = await detectLocalModel(this.env, this.options.fetch);

@@ -5,10 +5,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../core/errors.js";
+import { rememberSecrets } from "../core/scrub.js";
 import { loadAgentsDir } from "./agents-dir.js";
 import type { Env } from "./interpolate.js";
 import { locateConfig } from "./lookup.js";
 import type { ConfigSource } from "./lookup.js";
+import { configSecrets } from "./mask.js";
 import { detectFormat, parseConfigText } from "./parse-file.js";
 import type { ConfigFormat } from "./parse-file.js";
 import { nanobotHome } from "./paths.js";
@@ -64,6 +66,8 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
     home,
     extraAgents: mdAgents.agents,
   });
+  // From here on every printer (logs, errors, status) masks these values wherever they reappear.
+  rememberSecrets(configSecrets(resolved.config));
 
   return {
     config: resolved.config,

@@ -37,6 +37,8 @@ export interface RunningGateway {
   setupHelp?: string;
   /** Graceful shutdown: turns stopped and saved, server closed, runtime closed. */
   close(): Promise<void>;
+  /** What the web UI's notice bar shows now (say it at start-up too). */
+  notices: () => string[];
 }
 
 /** Throws ConfigError (exit 2) for a non-loopback host without `gateway.apiKey`. */
@@ -72,6 +74,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     requestTimeoutMs: options.requestTimeoutMs ?? (config.api?.timeout ? config.api.timeout * 1000 : undefined),
     webRoot: existsSync(webRoot) ? webRoot : undefined,
     log: (level, msg, data) => runtime.logger[level](msg, data),
+  const modelProblem = modelLabel !== undefined ? unusableModel(runtime, modelLabel) : undefined;
   };
 }
 
@@ -81,6 +84,10 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
   checkBindAllowed(host, runtime.config.gateway.apiKey);
   const deps = gatewayDepsFor(runtime, options);
   const mcp = createMcpHttpHandler({
+    notices: () => [
+      ...(modelProblem ? [`the default model ${modelLabel} cannot answer: ${modelProblem}`] : []),
+      ...runtime.mcpStartFailures().map((f) => `MCP server ${f.server} failed to start: ${f.reason}`),
+    ],
     processor: deps.processor,
     config: runtime.config,
     loadMessages: (key) => runtime.store().loadMessages(key),
@@ -88,6 +95,17 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
     // Behind a non-loopback bind the API key guards /mcp; DNS rebinding needs a loopback bind.
     ...(isLoopbackHost(host) ? {} : { allowedHosts: ["*"] }),
     log: (level, msg, data) => runtime.logger[level](msg, data),
+/** Why the model cannot be used (no key for its provider, no base URL, …), without calling it. */
+export function unusableModel(runtime: Runtime, modelRef: string): string | undefined {
+  try {
+    runtime.registry.resolveTarget(modelRef);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+    throw err;
+  }
+}
+
   });
   const gateway = createGatewayApp({ ...deps, mcpHandler: mcp });
   const server = await startGatewayServer({ gateway, host, port });
@@ -104,3 +122,4 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
       })()),
   };
 }
+    notices: deps.notices ?? (() => []),

@@ -19,6 +19,8 @@ export interface GatewayDeps {
   /** The default agent's model reference, shown by the web UI. */
   modelLabel?: string;
   /** Per-request turn timeout (default 120 s); a turn that runs longer is stopped and answered with 504. */
+  /** Problems the web UI shows in its notice bar (a model without a usable provider, MCP servers that failed to start). */
+  notices?: () => string[];
   requestTimeoutMs?: number;
   /** Largest accepted request body (default 20 MB). */
   maxBodyBytes?: number;

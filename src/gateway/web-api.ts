@@ -49,7 +49,7 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
   const store = deps.store;
 
   app.get("/info", (c) =>
-    c.json({ agents: modelNames(deps), model: deps.modelLabel ?? null, setupHelp: deps.setupHelp ?? null }),
+    c.json({ agents: modelNames(deps), model: deps.modelLabel ?? null, setupHelp: deps.setupHelp ?? null, notices: deps.notices?.() ?? [] }),
   );
 
   app.get("/threads", async (c) => {

@@ -28,7 +28,9 @@ import { listToolsPage } from "./lenient-tools.js";
 import { listAll } from "./paging.js";
 import { PausableTimer } from "./pausable-timer.js";
 import { isTransientTransportError } from "./transient.js";
-import { createTransport } from "./transport.js";
+import { createTransport, expandVars } from "./transport.js";
+import { describeConnectError } from "./connect-error.js";
+import { scrubSecretText } from "../core/scrub.js";
 import type { BuiltTransport } from "./transport.js";
 import type { McpManagerOptions, McpServerSpec, McpTransportType } from "./types.js";
 
@@ -225,7 +227,9 @@ export class McpConnection {
     } catch (err) {
       await client.close().catch(() => undefined);
       const tail = built.stderrTail();
-      throw new Error(`${errorMessage(err)}${tail ? ` (stderr: ${tail.split("\n").slice(-3).join(" | ")})` : ""}`, { cause: err });
+      const reason = describeConnectError(err, { url: this.spec.url ? expandVars(this.spec.url, this.options.env) : undefined, command: this.spec.command });
+      // The stderr tail and URLs can quote tokens; the message reaches logs, stderr and the web UI.
+      throw new Error(scrubSecretText(`${reason}${tail ? ` (stderr: ${tail.split("\n").slice(-3).join(" | ")})` : ""}`), { cause: err });
     } finally {
       clearTimeout(timer);
     }

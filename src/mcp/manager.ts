@@ -5,6 +5,7 @@
  */
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { AbortedError, errorMessage } from "../core/errors.js";
+import { scrubSecretText } from "../core/scrub.js";
 import type { Tool, ToolOutput } from "../tools/tool.js";
 import { McpConnection } from "./connection.js";
 import type { ProgressFn } from "./connection.js";
@@ -67,7 +68,8 @@ export class McpClientManager {
           await conn.ensureConnected();
           this.startFailures.delete(conn.name);
         } catch (err) {
-          this.startFailures.set(conn.name, errorMessage(err));
+          // The reason quotes the server's stderr and URL; every printer (CLI, web UI notice, logs) shows it.
+          this.startFailures.set(conn.name, scrubSecretText(errorMessage(err)));
           this.options.log?.("warn", "MCP server failed to start", { server: conn.name, error: errorMessage(err) });
         }
       }),

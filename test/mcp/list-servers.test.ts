@@ -16,7 +16,7 @@ describe("listServers (nanobot mcp list)", () => {
           { name: "mcp_t_whoami", description: "Returns the server pid", sourceTool: "whoami", kind: "tool" },
         ],
       },
-      { server: "gone", tools: [], error: expect.stringMatching(/fetch failed|ECONNREFUSED/) },
+      { server: "gone", tools: [], error: "cannot connect at http://127.0.0.1:9/mcp: bad port" },
     ]);
   });
 });

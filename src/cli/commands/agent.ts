@@ -10,6 +10,7 @@ import { logsDir } from "../../config/paths.js";
 import type { AgentEvent } from "../../core/events.js";
 import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
 import type { CliContext } from "../context.js";
+import { retryLine } from "../retry-line.js";
 
 interface AgentOptions {
   message?: string;
@@ -27,6 +28,8 @@ export interface AgentJsonOutput {
   stopReason: string;
   toolsUsed: string[];
   usage: { promptTokens: number; completionTokens: number };
+  /** Only on a failed turn: whose failure (`provider`, `config`, `internal`) and why. */
+  error?: { kind: string; message: string };
 }
 
 export function registerAgentCommand(program: Command, ctx: CliContext): void {
@@ -69,6 +72,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       try {
         const profile = await runtime.resolveAgent(opts.agent);
         for (const ref of profile.unresolvedTools) ctx.printWarnings([`tool reference "${ref}" matched no MCP tool`]);
+        for (const f of runtime.mcpStartFailures()) ctx.printWarnings([`MCP server ${f.server} failed to start: ${f.reason}`]);
         const live = !opts.json && opts.stream && ctx.io.stdout.isTTY === true;
         let streamed = false;
         const onEvent = (event: AgentEvent): void => {
@@ -77,8 +81,9 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
             streamed = true;
           } else if (event.type === "tool_call" && ctx.io.stderr.isTTY) {
             ctx.io.stderr.write(ctx.colors.err.dim(`· ${event.toolCall.name}\n`));
-          } else if (event.type === "retry_wait" && ctx.io.stderr.isTTY) {
-            ctx.io.stderr.write(ctx.colors.err.dim(`· provider busy, retrying in ${Math.round(event.delayMs / 1000)}s (${event.error})\n`));
+          } else if (event.type === "retry_wait") {
+            // Always (stderr only): otherwise an unreachable model is seconds of silence.
+            ctx.io.stderr.write(ctx.colors.err.dim(`${retryLine(event)}\n`));
           }
         };
         const reply = await loop.process(
@@ -102,6 +107,7 @@ function report(ctx: CliContext, opts: AgentOptions, result: TurnReply, streamed
       stopReason: result.stopReason,
       toolsUsed: result.toolsUsed,
       usage: { promptTokens: result.usage.promptTokens, completionTokens: result.usage.completionTokens },
+      ...(result.stopReason === "error" ? { error: { kind: result.errorKind ?? "provider", message: result.error ?? "the turn failed" } } : {}),
     };
     ctx.io.stdout.write(`${JSON.stringify(out)}\n`);
   } else if (streamed) {

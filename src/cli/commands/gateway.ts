@@ -69,7 +69,19 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       for (const r of running.channelResults) {
         if (!r.ok) ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} channel ${r.name} failed to start: ${r.error ?? "unknown error"}\n`);
       }
+      for (const note of gateway.notices()) {
+        ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} ${note}\n`);
+        logger.warn(note);
+      }
       ctx.io.stdout.write(`listening on ${gateway.server.url}\n`);
+      // MCP servers connect in the background (a slow one must not hold the port closed); the
+      // ones that fail are named here and in the log (Runtime.mcp) and the web UI's notice bar.
+      void runtime.startMcp().then(
+        (failures) => {
+          for (const f of failures) ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} MCP server ${f.server} failed to start: ${f.reason}\n`);
+        },
+        (err: unknown) => logger.error("MCP servers could not be started", { error: String(err) }),
+      );
       logger.info("gateway listening", { url: gateway.server.url, channels: running.channelResults.filter((r) => r.ok).map((r) => r.name) });
       const signal = await stopped;
       ctx.io.stderr.write(`${signal}: stopping running turns and closing\n`);

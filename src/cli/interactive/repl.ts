@@ -61,6 +61,11 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
   const print = (text: string): void => void output.write(text.endsWith("\n") ? text : `${text}\n`);
 
   print(colors.dim(`nanobot · session ${options.sessionKey}${options.agent ? ` · agent ${options.agent}` : ""} · /help for commands, Ctrl-C stops a turn`));
+  // Servers are connected before the first prompt, so one that cannot start is named now, not
+  // discovered later as a tool the model never gets.
+  for (const f of await options.runtime.startMcp()) {
+    ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} MCP server ${f.server} failed to start: ${f.reason}\n`);
+  }
 
   let pending: string[] = [];
   let turn: AbortController | undefined;
@@ -78,6 +83,7 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
     const view = new TurnOutput(output, colors, () => showReasoning);
     // An MCP server that asks the user during this turn asks here (see elicitation-prompt.ts).
     const unregister = options.runtime.elicitation.register(options.sessionKey, createCliAsker({ rl, print, colors, beforeAsk: () => view.suspend() }));
+    view.startWaiting();
     try {
       const reply = await processor.process(
         { sessionKey: options.sessionKey, content: text, agent: options.agent, channel: "cli" },

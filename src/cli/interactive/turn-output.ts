@@ -6,6 +6,7 @@
 import type { AgentEvent } from "../../core/events.js";
 import type { ToolCallPart } from "../../core/messages.js";
 import type { Colors } from "../io.js";
+import { retryLine } from "../retry-line.js";
 import { looksLikeMarkdown, renderTerminalMarkdown, rowsOf } from "./terminal-markdown.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -32,6 +33,8 @@ export class TurnOutput {
   private atLineStart = true;
   private inReasoning = false;
   private spinner: { call: ToolCallPart; frame: number; timer: NodeJS.Timeout } | undefined;
+  /** The `thinking…` line shown from the send until the model's first output. */
+  private waiting: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly out: TerminalOut,
@@ -49,7 +52,32 @@ export class TurnOutput {
     if (!this.atLineStart) this.write("\n");
   }
 
+  /**
+   * Shows a spinner with `thinking…` until the first output of the turn (terminals only: a pipe
+   * gets no control codes). Each model call after a tool result shows it again.
+   */
+  startWaiting(): void {
+    if (this.out.isTTY !== true || this.waiting) return;
+    this.newline();
+    let frame = 0;
+    const draw = (): void => {
+      this.out.write(`\r\x1b[K${this.colors.cyan(FRAMES[frame++ % FRAMES.length] ?? "·")} ${this.colors.dim("thinking…")}`);
+    };
+    draw();
+    this.waiting = setInterval(draw, 80);
+    this.waiting.unref();
+  }
+
+  private stopWaiting(): void {
+    if (!this.waiting) return;
+    clearInterval(this.waiting);
+    this.waiting = undefined;
+    this.out.write("\r\x1b[K");
+    this.atLineStart = true;
+  }
+
   onEvent(event: AgentEvent): void {
+    if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call" || event.type === "retry_wait") this.stopWaiting();
     switch (event.type) {
       case "text_delta":
         this.clearSpinner();
@@ -75,10 +103,14 @@ export class TurnOutput {
       case "tool_result":
         this.settleSpinner(event.result.toolCallId, !event.result.isError);
         break;
+      case "llm_request":
+        // The next model call after tools: waiting again until it answers.
+        if (!this.spinner && this.atLineStart) this.startWaiting();
+        break;
       case "retry_wait":
         this.clearSpinner();
         this.newline();
-        this.write(this.colors.dim(`· provider busy, retrying in ${Math.round(event.delayMs / 1000)}s\n`));
+        this.write(this.colors.dim(`${retryLine(event)}\n`));
         break;
       default:
         break;
@@ -120,6 +152,7 @@ export class TurnOutput {
    * stops on its own line; the tool's outcome still prints when it arrives.
    */
   suspend(): void {
+    this.stopWaiting();
     const s = this.spinner;
     if (!s) return this.newline();
     clearInterval(s.timer);
@@ -137,6 +170,7 @@ export class TurnOutput {
    * markdown — only when all of it is still on screen.
    */
   finish(content: string): void {
+    this.stopWaiting();
     this.clearSpinner();
     const columns = this.out.columns ?? 80;
     const rows = this.out.rows ?? 24;
@@ -163,6 +197,7 @@ export class TurnOutput {
   }
 
   dispose(): void {
+    this.stopWaiting();
     if (this.spinner) clearInterval(this.spinner.timer);
     this.spinner = undefined;
   }
