@@ -4,6 +4,7 @@
  */
 import type { Command } from "commander";
 import { loadConfig } from "../config/load.js";
+import { scrubSecretText } from "../core/scrub.js";
 import type { LoadedConfig } from "../config/load.js";
 import { colorsFor } from "./io.js";
 import type { CliIo, Colors } from "./io.js";
@@ -33,7 +34,7 @@ export function createContext(io: CliIo, version: string): CliContext {
       return loadConfig({ configPath: opts.config, env: io.env, cwd: io.cwd });
     },
     printWarnings(warnings) {
-      for (const w of warnings) io.stderr.write(`${colors.err.yellow("warning:")} ${w}\n`);
+      for (const w of warnings) io.stderr.write(`${colors.err.yellow("warning:")} ${scrubSecretText(w)}\n`);
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
+import { scrubSecretText } from "../core/scrub.js";
 import { registerAgentCommand } from "./commands/agent.js";
 import { registerConfigCommand } from "./commands/config.js";
 import { registerCronCommand } from "./commands/cron.js";
@@ -78,9 +79,10 @@ function exitCodeFor(err: unknown, ctx: CliContext): number {
   }
   const red = ctx.colors.err.red;
   if (err instanceof ConfigError) {
-    ctx.io.stderr.write(`${red("error:")} ${err.message}\n`);
+    ctx.io.stderr.write(`${red("error:")} ${scrubSecretText(err.message)}\n`);
     return EXIT_USAGE;
   }
-  ctx.io.stderr.write(`${red("error:")} ${errorMessage(err).split("\n")[0]}\n`);
+  // Errors quote command lines and URLs (an MCP server that failed to start).
+  ctx.io.stderr.write(`${red("error:")} ${scrubSecretText(errorMessage(err).split("\n")[0] ?? "")}\n`);
   return EXIT_FAILURE;
 }

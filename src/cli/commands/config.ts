@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { toFileShape } from "../../config/config-helpers.js";
 import { maskSecrets } from "../../config/mask.js";
 import { configJsonSchema } from "../../config/schema.js";
+import { scrubSecretText } from "../../core/scrub.js";
 import type { CliContext } from "../context.js";
 
 export function registerConfigCommand(program: Command, ctx: CliContext): void {
@@ -14,7 +15,9 @@ export function registerConfigCommand(program: Command, ctx: CliContext): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const loaded = await ctx.loadConfig(cmd);
       ctx.printWarnings(loaded.warnings);
-      ctx.io.stdout.write(`${JSON.stringify(maskSecrets(toFileShape(loaded.config)), null, 2)}\n`);
+      // Masked by structure first (keys, env, headers, args), then as text: a secret value can
+      // reappear under an innocent key (instructions, a description).
+      ctx.io.stdout.write(scrubSecretText(`${JSON.stringify(maskSecrets(toFileShape(loaded.config)), null, 2)}\n`));
       const where = loaded.path ?? "no config file (defaults)";
       const count = loaded.warnings.length;
       ctx.io.stderr.write(`${ctx.colors.err.green("ok:")} ${where}${count ? ` (${count} warning${count > 1 ? "s" : ""})` : ""}\n`);

@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
+import { scrubSecretText } from "../../core/scrub.js";
 import type { CliContext } from "../context.js";
 
 interface GatewayOptions {
@@ -67,7 +68,7 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       const { gateway } = running;
       if (gateway.setupHelp) ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} ${gateway.setupHelp}\n`);
       for (const r of running.channelResults) {
-        if (!r.ok) ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} channel ${r.name} failed to start: ${r.error ?? "unknown error"}\n`);
+        if (!r.ok) ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} channel ${r.name} failed to start: ${scrubSecretText(r.error ?? "unknown error")}\n`);
       }
       for (const note of gateway.notices()) {
         ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} ${note}\n`);

@@ -4,6 +4,7 @@
  * Exit 1 when any server failed, so scripts can check a config's servers in one call.
  */
 import type { Command } from "commander";
+import { scrubSecretText } from "../../core/scrub.js";
 import type { ListedServer } from "../../mcp/list-servers.js";
 import type { CliContext } from "../context.js";
 
@@ -33,8 +34,9 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
       ctx.printWarnings(loaded.warnings);
       const { listServers } = await import("../../mcp/list-servers.js");
       const servers = await listServers(loaded.config.mcpServers, { env: ctx.io.env, connectTimeoutMs: seconds * 1000 });
-      if (opts.json) ctx.io.stdout.write(`${JSON.stringify(servers, null, 2)}\n`);
-      else ctx.io.stdout.write(renderServers(ctx, servers));
+      // A failed server's error quotes its stderr, which may echo its args or env.
+      if (opts.json) ctx.io.stdout.write(scrubSecretText(`${JSON.stringify(servers, null, 2)}\n`));
+      else ctx.io.stdout.write(scrubSecretText(renderServers(ctx, servers)));
       if (servers.some((s) => s.error !== undefined)) ctx.exitCode = 1;
     });
 }

@@ -1,8 +1,12 @@
-/** `nanobot status`: where the config came from and what it configures, secrets masked. */
+/**
+ * `nanobot status`: where the config came from and what it configures, secrets masked (keys,
+ * MCP command-line args, URL userinfo and query tokens — through config/mask.ts).
+ */
 import type { Command } from "commander";
 import { defaultAgentName, defaultModel } from "../../config/config-helpers.js";
 import type { LoadedConfig } from "../../config/load.js";
-import { maskValue } from "../../config/mask.js";
+import { maskCommandLine, maskValue } from "../../config/mask.js";
+import { scrubSecretText } from "../../core/scrub.js";
 import type { CliContext } from "../context.js";
 
 /** A plain summary, also printed as JSON by `status --json`. */
@@ -28,7 +32,7 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
     if (!p.apiKey && !p.apiBase) continue;
     providers.push({
       name,
-      ...(p.apiBase ? { apiBase: p.apiBase } : {}),
+      ...(p.apiBase ? { apiBase: scrubSecretText(p.apiBase) } : {}),
       ...(p.apiKey ? { apiKey: maskValue(p.apiKey) } : {}),
       ...(loaded.envProviders.includes(name) ? { fromEnv: true } : {}),
     });
@@ -36,7 +40,7 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
   for (const [name, p] of Object.entries(config.llmProviders)) {
     providers.push({
       name,
-      ...(p.baseURL ? { apiBase: p.baseURL } : {}),
+      ...(p.baseURL ? { apiBase: scrubSecretText(p.baseURL) } : {}),
       ...(p.apiKey ? { apiKey: maskValue(p.apiKey) } : {}),
       ...(p.dialect ? { dialect: p.dialect } : {}),
     });
@@ -44,7 +48,7 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
   const mcpServers = Object.entries(config.mcpServers).map(([name, s]) => ({
     name,
     transport: s.type ?? "unknown",
-    target: s.type === "stdio" ? [s.command ?? "", ...(s.args ?? [])].join(" ") : (s.url ?? ""),
+    target: s.type === "stdio" ? maskCommandLine(s.command ?? "", s.args ?? []) : scrubSecretText(s.url ?? ""),
   }));
   const channels = Object.entries(config.channels)
     .filter(([, c]) => typeof c === "object" && c.enabled)
@@ -73,7 +77,8 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
       const loaded = await ctx.loadConfig(cmd);
       ctx.printWarnings(loaded.warnings);
       const report = statusReport(loaded, ctx.version);
-      ctx.io.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report, ctx));
+      // The whole text too: a config secret can reappear anywhere (a workspace path, an agent name).
+      ctx.io.stdout.write(scrubSecretText(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report, ctx)));
     });
 }
 
