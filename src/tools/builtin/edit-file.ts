@@ -2,11 +2,11 @@
  * edit_file: replaces an exact piece of text. Exactness is the safety: a missing or ambiguous
  * match is an error that shows where the text probably is, never a guess.
  */
-import { readFile, stat, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { findClosestMatch } from "./closest-match.js";
 import { defineTool, errorResult } from "./define-tool.js";
+import { replaceContent } from "./fs-safe-open.js";
 import type { WorkspaceGuard } from "./workspace-guard.js";
 
 const schema = z.object({
@@ -62,34 +62,38 @@ export function createEditFileTool(guard: WorkspaceGuard): Tool {
       "it unique. When it does not match, the error shows the most similar lines. Read the file first.",
     schema,
     async run(args, ctx) {
-      const checked = await guard.check(args.path, ctx);
-      if (!checked.ok) return errorResult(checked.error);
-      const info = await stat(checked.path).catch(() => undefined);
-      if (!info) return errorResult(`Error: file not found: ${args.path}. Use write_file to create it.`);
-      if (info.isDirectory()) return errorResult(`Error: ${args.path} is a directory.`);
-      if (info.size > MAX_EDIT_BYTES) return errorResult(`Error: ${args.path} is too large to edit here (${info.size} bytes).`);
-      const content = await readFile(checked.path, "utf8");
-      let oldText = args.old_text;
-      let newText = args.new_text;
-      let found = occurrences(content, oldText);
-      // A model writes "\n"; a Windows file has "\r\n". Retry with the file's line endings.
-      if (found.length === 0 && content.includes("\r\n") && !oldText.includes("\r\n")) {
-        oldText = oldText.replace(/\n/g, "\r\n");
-        newText = newText.replace(/\r?\n/g, "\r\n");
-        found = occurrences(content, oldText);
+      // Read and written through one checked descriptor: the file edited is the file read.
+      const opened = await guard.openWrite(args.path, ctx, { create: false, read: true }, `Error: file not found: ${args.path}. Use write_file to create it.`);
+      if (!opened.ok) return errorResult(opened.error);
+      const { handle, stats: info } = opened;
+      try {
+        if (!info.isFile()) return errorResult(`Error: ${args.path} is not a regular file.`);
+        if (info.size > MAX_EDIT_BYTES) return errorResult(`Error: ${args.path} is too large to edit here (${info.size} bytes).`);
+        const content = await handle.readFile("utf8");
+        let oldText = args.old_text;
+        let newText = args.new_text;
+        let found = occurrences(content, oldText);
+        // A model writes "\n"; a Windows file has "\r\n". Retry with the file's line endings.
+        if (found.length === 0 && content.includes("\r\n") && !oldText.includes("\r\n")) {
+          oldText = oldText.replace(/\n/g, "\r\n");
+          newText = newText.replace(/\r?\n/g, "\r\n");
+          found = occurrences(content, oldText);
+        }
+        if (found.length === 0) return errorResult(notFound(args.path, content, args.old_text));
+        if (found.length > 1 && args.replace_all !== true) {
+          const at = found.slice(0, 10).map((index) => lineOf(content, index));
+          return errorResult(
+            `Error: old_text occurs ${found.length} times in ${args.path} (at lines ${at.join(", ")}${found.length > 10 ? ", …" : ""}). ` +
+              "Include more surrounding context so it matches exactly once, or set replace_all to true.",
+          );
+        }
+        const updated = content.split(oldText).join(newText);
+        await replaceContent(handle, updated);
+        const count = found.length;
+        return `Edited ${args.path}: replaced ${count} occurrence${count === 1 ? "" : "s"} (first at line ${lineOf(content, found[0] ?? 0)}).`;
+      } finally {
+        await handle.close();
       }
-      if (found.length === 0) return errorResult(notFound(args.path, content, args.old_text));
-      if (found.length > 1 && args.replace_all !== true) {
-        const at = found.slice(0, 10).map((index) => lineOf(content, index));
-        return errorResult(
-          `Error: old_text occurs ${found.length} times in ${args.path} (at lines ${at.join(", ")}${found.length > 10 ? ", …" : ""}). ` +
-            "Include more surrounding context so it matches exactly once, or set replace_all to true.",
-        );
-      }
-      const updated = content.split(oldText).join(newText);
-      await writeFile(checked.path, updated, "utf8");
-      const count = found.length;
-      return `Edited ${args.path}: replaced ${count} occurrence${count === 1 ? "" : "s"} (first at line ${lineOf(content, found[0] ?? 0)}).`;
     },
   });
 }

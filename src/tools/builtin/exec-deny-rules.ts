@@ -11,8 +11,8 @@ export interface DenyHit {
   reason: string;
 }
 
-/** Files whose writes would corrupt nanobot's own memory. Relative to the workspace. */
-export const DEFAULT_PROTECTED_PATHS = ["memory/history.jsonl"];
+/** Files whose writes would corrupt nanobot's own memory: one list shared with the file tools. */
+export { DEFAULT_PROTECTED_PATHS } from "./fs-protected.js";
 
 const BLOCK_DEVICE = /^\/dev\/(sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper\/|sr|fd\d)/;
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish", "ash", "csh", "tcsh"]);

@@ -42,7 +42,7 @@ export function createFindFilesTool(guard: WorkspaceGuard): Tool {
       const state: WalkState = { visited: 0, truncated: false };
       const found: string[] = [];
       let more = false;
-      const walker = walk(checked.path, { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: FIND_MAX_VISITED, signal }, state);
+      const walker = walk(checked.path, { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: FIND_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) }, state);
       for await (const entry of walker) {
         if (!matches(entry.rel)) continue;
         if (found.length >= max) {
@@ -53,6 +53,7 @@ export function createFindFilesTool(guard: WorkspaceGuard): Tool {
       }
       const notes: string[] = [];
       if (more) notes.push(`Stopped at ${max} results; narrow the pattern or raise max_results.`);
+      if (state.refused) notes.push(`${state.refused} director${state.refused === 1 ? "y that" : "ies that"} changed into a link during the search ${state.refused === 1 ? "was" : "were"} skipped.`);
       if (state.truncated) notes.push(`Stopped after visiting ${fmt(FIND_MAX_VISITED)} entries; search a subdirectory for complete results.`);
       if (found.length === 0) return `No paths match ${JSON.stringify(args.pattern)} in ${target}.${notes.length ? ` (${notes.join(" ")})` : ""}`;
       return found.join("\n") + (notes.length ? `\n\n(${notes.join(" ")})` : "");

@@ -3,12 +3,12 @@
  * reading stops at the window's end, so a 2 GB log costs no more than the lines returned.
  */
 import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
-import { fmt, isPdf, looksBinary, sniffFile } from "./walk.js";
+import { fmt, isPdf, looksBinary, sniffHandle } from "./walk.js";
 import type { WorkspaceGuard } from "./workspace-guard.js";
 
 export const READ_DEFAULT_LIMIT = 2_000;
@@ -78,9 +78,9 @@ function footer(window: Window, label: string): string {
   return `\n\n(End of ${label}: ${fmt(window.totalLines ?? window.last)} lines.)`;
 }
 
-async function pdfLines(file: string): Promise<string[]> {
+async function pdfLines(handle: FileHandle): Promise<string[]> {
   const { PDFParse } = await import("pdf-parse");
-  const parser = new PDFParse({ data: await readFile(file) });
+  const parser = new PDFParse({ data: await handle.readFile() });
   try {
     const result = await parser.getText();
     return result.text.split(/\r?\n/);
@@ -100,44 +100,46 @@ export function createReadFileTool(guard: WorkspaceGuard): Tool {
     schema,
     readOnly: true,
     async run(args, ctx, signal) {
-      const checked = await guard.check(args.path, ctx);
-      if (!checked.ok) return errorResult(checked.error);
-      const file = checked.path;
-      let info;
-      try {
-        info = await stat(file);
-      } catch {
-        return errorResult(`Error: file not found: ${args.path}`);
-      }
-      if (info.isDirectory()) return errorResult(`Error: ${args.path} is a directory. Use list_dir to see its contents.`);
-      const offset = args.offset ?? 1;
-      const limit = args.limit ?? READ_DEFAULT_LIMIT;
-      const sample = await sniffFile(file);
+      // The file is opened once and everything below reads that descriptor (checked to lie
+      // inside the workspace), never the path again.
+      const opened = await guard.openRead(args.path, ctx);
+      if (!opened.ok) return errorResult(opened.error);
+      const { handle, stats: info } = opened;
       let window: Window;
       let label = "the file";
-      if (isPdf(sample)) {
-        if (info.size > PDF_MAX_BYTES) return errorResult(`Error: ${args.path} is a PDF of ${fmt(info.size)} bytes, too large to extract here.`);
-        try {
-          window = await collect(await pdfLines(file), offset, limit);
-        } catch (error) {
-          return errorResult(`Error: could not extract text from PDF ${args.path}: ${(error as Error).message}`);
+      try {
+        if (info.isDirectory()) return errorResult(`Error: ${args.path} is a directory. Use list_dir to see its contents.`);
+        if (!info.isFile()) return errorResult(`Error: ${args.path} is not a regular file (a device, FIFO or socket); read_file reads files only.`);
+        const offset = args.offset ?? 1;
+        const limit = args.limit ?? READ_DEFAULT_LIMIT;
+        const sample = await sniffHandle(handle);
+        if (isPdf(sample)) {
+          if (info.size > PDF_MAX_BYTES) return errorResult(`Error: ${args.path} is a PDF of ${fmt(info.size)} bytes, too large to extract here.`);
+          try {
+            window = await collect(await pdfLines(handle), offset, limit);
+          } catch (error) {
+            return errorResult(`Error: could not extract text from PDF ${args.path}: ${(error as Error).message}`);
+          }
+          label = "the PDF's extracted text";
+        } else if (looksBinary(sample)) {
+          return errorResult(
+            `Error: ${args.path} is a binary file (${fmt(info.size)} bytes); read_file only reads text. ` +
+              `Use exec with a suitable tool (e.g. file, xxd, unzip -l) to inspect it.`,
+          );
+        } else {
+          const stream = createReadStream("", { fd: handle, start: 0, autoClose: false, encoding: "utf8", signal });
+          const rl = createInterface({ input: stream, crlfDelay: Infinity });
+          try {
+            window = await collect(rl, offset, limit);
+          } finally {
+            rl.close();
+            stream.destroy();
+          }
         }
-        label = "the PDF's extracted text";
-      } else if (looksBinary(sample)) {
-        return errorResult(
-          `Error: ${args.path} is a binary file (${fmt(info.size)} bytes); read_file only reads text. ` +
-            `Use exec with a suitable tool (e.g. file, xxd, unzip -l) to inspect it.`,
-        );
-      } else {
-        const stream = createReadStream(file, { encoding: "utf8", signal });
-        const rl = createInterface({ input: stream, crlfDelay: Infinity });
-        try {
-          window = await collect(rl, offset, limit);
-        } finally {
-          rl.close();
-          stream.destroy();
-        }
+      } finally {
+        await handle.close();
       }
+      const offset = args.offset ?? 1;
       if (window.totalLines === 0) return `(${args.path} is empty)`;
       if (window.last < window.first) {
         return errorResult(`Error: offset ${offset} is past the end of ${args.path} (${fmt(window.totalLines ?? 0)} lines).`);

@@ -1,9 +1,12 @@
-/** write_file: writes a whole file, creating missing parent directories. */
-import { mkdir, stat, writeFile } from "node:fs/promises";
-import path from "node:path";
+/**
+ * write_file: writes a whole file, creating missing parent directories. The file is opened
+ * through its checked parent directory and never through a final link (fs-safe-open), so a
+ * dangling link or a swap cannot make it create or change a file outside the workspace.
+ */
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
+import { replaceContent } from "./fs-safe-open.js";
 import { fmt } from "./walk.js";
 import type { WorkspaceGuard } from "./workspace-guard.js";
 
@@ -20,14 +23,15 @@ export function createWriteFileTool(guard: WorkspaceGuard): Tool {
       "Writes the whole file: to change part of an existing file use edit_file instead.",
     schema,
     async run(args, ctx) {
-      const checked = await guard.check(args.path, ctx);
-      if (!checked.ok) return errorResult(checked.error);
-      const existing = await stat(checked.path).catch(() => undefined);
-      if (existing?.isDirectory()) return errorResult(`Error: ${args.path} is a directory.`);
-      await mkdir(path.dirname(checked.path), { recursive: true });
-      await writeFile(checked.path, args.content, "utf8");
-      const bytes = Buffer.byteLength(args.content, "utf8");
-      return `${existing ? "Overwrote" : "Created"} ${args.path} (${fmt(bytes)} bytes).`;
+      const opened = await guard.openWrite(args.path, ctx, { create: true });
+      if (!opened.ok) return errorResult(opened.error);
+      try {
+        if (!opened.stats.isFile()) return errorResult(`Error: ${args.path} is not a regular file; write_file writes files only.`);
+        const bytes = await replaceContent(opened.handle, args.content);
+        return `${opened.created ? "Created" : "Overwrote"} ${args.path} (${fmt(bytes)} bytes).`;
+      } finally {
+        await opened.handle.close();
+      }
     },
   });
 }

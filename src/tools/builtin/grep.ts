@@ -3,12 +3,13 @@
  * matches (250), output characters (128,000) and files visited, and each shown line is cut so
  * one minified file cannot fill the whole budget.
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import picomatch from "picomatch";
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
+import { openReadChecked } from "./fs-safe-open.js";
 import { fmt, IGNORED_DIRS, looksBinary, walk, type WalkState } from "./walk.js";
 import type { WorkspaceGuard } from "./workspace-guard.js";
 
@@ -99,7 +100,11 @@ export function createGrepTool(guard: WorkspaceGuard): Tool {
       const files: Array<{ rel: string; abs: string }> = [];
       const walkState: WalkState = { visited: 0, truncated: false };
       if (info.isDirectory()) {
-        const walker = walk(checked.path, { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: GREP_MAX_VISITED, signal }, walkState);
+        const walker = walk(
+          checked.path,
+          { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: GREP_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) },
+          walkState,
+        );
         for await (const entry of walker) {
           if (entry.dirent.isFile() && (!globMatch || globMatch(entry.rel))) files.push(entry);
         }
@@ -110,15 +115,28 @@ export function createGrepTool(guard: WorkspaceGuard): Tool {
       const max = args.max_matches ?? GREP_MAX_MATCHES;
       let skippedBinary = 0;
       let skippedLarge = 0;
+      const roots = guard.confinement(ctx.workspace);
+      let skippedChanged = 0;
       for (const file of files) {
         signal.throwIfAborted();
-        const size = (await stat(file.abs).catch(() => undefined))?.size ?? 0;
-        if (size > GREP_MAX_FILE_BYTES) {
-          skippedLarge += 1;
+        // Each file is opened without following a final link and its descriptor checked, so a
+        // swap during the search cannot make grep read outside the workspace.
+        const opened = await openReadChecked(file.abs, roots).catch(() => undefined);
+        if (!opened) {
+          skippedChanged += 1;
           continue;
         }
-        const buffer = await readFile(file.abs).catch(() => undefined);
-        if (!buffer) continue;
+        let buffer: Buffer;
+        try {
+          if (!opened.stats.isFile()) continue;
+          if (opened.stats.size > GREP_MAX_FILE_BYTES) {
+            skippedLarge += 1;
+            continue;
+          }
+          buffer = await opened.handle.readFile();
+        } finally {
+          await opened.handle.close();
+        }
         if (looksBinary(buffer.subarray(0, 8192))) {
           skippedBinary += 1;
           continue;
@@ -132,6 +150,8 @@ export function createGrepTool(guard: WorkspaceGuard): Tool {
       if (walkState.truncated) notes.push(`Stopped after visiting ${fmt(GREP_MAX_VISITED)} entries.`);
       if (skippedBinary > 0) notes.push(`${skippedBinary} binary file(s) skipped.`);
       if (skippedLarge > 0) notes.push(`${skippedLarge} file(s) over 10 MB skipped.`);
+      const unreadable = skippedChanged + (walkState.refused ?? 0);
+      if (unreadable > 0) notes.push(`${unreadable} path(s) that could not be opened safely (unreadable, or changed into a link) skipped.`);
       const noteText = notes.length ? `\n\n(${notes.join(" ")})` : "";
       if (state.out.length === 0) return `No matches for /${args.pattern}/ in ${target}.${noteText}`;
       return `${state.out.join("\n")}${noteText}`;

@@ -60,6 +60,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
     restrictToWorkspace: options.restrictToWorkspace ?? false,
     ...(options.extraRoots ? { extraRoots: options.extraRoots } : {}),
     ...(options.home ? { home: options.home } : {}),
+    // One protected list for every tool: what exec refuses, write_file and edit_file refuse too.
+    ...(options.exec?.protectedPaths ? { protectedPaths: options.exec.protectedPaths } : {}),
   });
   const ssrf = new SsrfGuard({ whitelist: options.ssrfWhitelist ?? [], ...(options.resolveHost ? { resolveHost: options.resolveHost } : {}) });
   const wanted = options.enabled ? new Set(options.enabled) : undefined;

@@ -33,7 +33,7 @@ export function createListDirTool(guard: WorkspaceGuard): Tool {
       let total = 0;
       const walker = walk(
         checked.path,
-        { recursive: args.recursive === true, includeIgnored: args.include_ignored === true, maxVisited: LIST_MAX_VISITED, signal },
+        { recursive: args.recursive === true, includeIgnored: args.include_ignored === true, maxVisited: LIST_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) },
         state,
       );
       for await (const entry of walker) {
@@ -42,12 +42,14 @@ export function createListDirTool(guard: WorkspaceGuard): Tool {
         const suffix = entry.dirent.isDirectory() ? "/" : entry.dirent.isSymbolicLink() ? "@" : "";
         shown.push(entry.rel + suffix);
       }
-      if (total === 0) return `(${target} is empty)`;
+      const changed = state.refused ? `${state.refused} director${state.refused === 1 ? "y" : "ies"} changed into a link or led outside the workspace while listing and ${state.refused === 1 ? "was" : "were"} skipped.` : "";
+      if (total === 0) return changed ? errorResult(`Error: ${target}: ${changed}`) : `(${target} is empty)`;
       let text = shown.join("\n");
       if (total > shown.length || state.truncated) {
         const rest = state.truncated ? `more than ${fmt(total - shown.length)}` : fmt(total - shown.length);
         text += `\n\n(Showing ${shown.length} of ${state.truncated ? "more than " : ""}${fmt(total)} entries; ${rest} not shown. List a subdirectory or use find_files to narrow down.)`;
       }
+      if (changed) text += `\n\n(${changed})`;
       return text;
     },
   });

@@ -1,11 +1,15 @@
 /**
  * Directory walking and file sniffing shared by list_dir, find_files and grep. Symlinked
- * directories are never followed (no loops, no escaping the workspace through a link), and
- * every walk has a ceiling on visited entries so a huge tree cannot stall a turn.
+ * directories are never followed (no loops, no escaping the workspace through a link): each
+ * directory is opened without following a link at its last step, its descriptor is checked by
+ * the caller's `openDir`, and it is listed through that descriptor, so a directory swapped for
+ * a link during the walk is skipped, not followed. Every walk has a ceiling on visited entries
+ * so a huge tree cannot stall a turn.
  */
 import type { Dirent } from "node:fs";
-import { open, readdir } from "node:fs/promises";
+import { readdir, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { PathChangedError, PathEscapeError, type OpenedDir } from "./fs-safe-open.js";
 
 /** Directories skipped unless the caller asks for them: noise for a model, huge, or VCS state. */
 export const IGNORED_DIRS: ReadonlySet<string> = new Set([".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn"]);
@@ -24,11 +28,15 @@ export interface WalkOptions {
   /** Stop after visiting this many entries; `truncated` is set on the result. */
   maxVisited: number;
   signal?: AbortSignal;
+  /** Opens and checks one directory (WorkspaceGuard.openDir). */
+  openDir: (abs: string) => Promise<OpenedDir>;
 }
 
 export interface WalkState {
   visited: number;
   truncated: boolean;
+  /** Directories skipped because they changed into a link or led outside during the walk. */
+  refused?: number;
 }
 
 /**
@@ -42,10 +50,15 @@ export async function* walk(root: string, options: WalkOptions, state: WalkState
     if (!dir) break;
     options.signal?.throwIfAborted();
     let entries: Dirent[];
+    let opened: OpenedDir | undefined;
     try {
-      entries = await readdir(dir.abs, { withFileTypes: true });
-    } catch {
+      opened = await options.openDir(dir.abs);
+      entries = await readdir(opened.base, { withFileTypes: true });
+    } catch (error) {
+      if (error instanceof PathEscapeError || error instanceof PathChangedError) state.refused = (state.refused ?? 0) + 1;
       continue; // unreadable directory: skip it rather than fail the whole walk
+    } finally {
+      await opened?.close();
     }
     entries.sort((a, b) => a.name.localeCompare(b.name));
     for (const dirent of entries) {
@@ -77,15 +90,11 @@ export function looksBinary(sample: Uint8Array): boolean {
   return control / sample.length > 0.1;
 }
 
-export async function sniffFile(file: string): Promise<Uint8Array> {
-  const handle = await open(file, "r");
-  try {
-    const buffer = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+/** The first bytes of an open file (positioned read: the handle's offset is untouched). */
+export async function sniffHandle(handle: FileHandle): Promise<Uint8Array> {
+  const buffer = Buffer.alloc(SNIFF_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+  return buffer.subarray(0, bytesRead);
 }
 
 export function isPdf(sample: Uint8Array): boolean {

@@ -1,13 +1,29 @@
 /**
  * Keeps file-tool paths inside the workspace (`tools.restrictToWorkspace`). Paths are resolved
- * the way the OS will resolve them: `~` expanded, relative to the workspace, and symlinks
- * followed through the nearest existing ancestor, so a link pointing outside cannot be used
- * as a door. Repeated attempts on the same target in one turn get a firmer answer.
+ * the way the OS will resolve them: `~` expanded, relative to the workspace, and every symlink
+ * followed (dangling ones too), so a link pointing outside cannot be used as a door. The tools
+ * then open through `fs-safe-open`, which checks the opened descriptor itself, so a swap after
+ * this check cannot escape either. Repeated attempts on the same target in one turn get a
+ * firmer answer.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { realpath, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
+import { DEFAULT_PROTECTED_PATHS, protectedMatch, protectedMessage } from "./fs-protected.js";
+import { LinkLoopError, resolvePath } from "./fs-resolve.js";
+import {
+  isInside,
+  openDirChecked,
+  openReadChecked,
+  openWriteChecked,
+  PathChangedError,
+  PathEscapeError,
+  type OpenedDir,
+  type OpenedFile,
+  type OpenedForWrite,
+  type Roots,
+} from "./fs-safe-open.js";
 
 export interface WorkspaceGuardOptions {
   workspace: string;
@@ -16,9 +32,14 @@ export interface WorkspaceGuardOptions {
   extraRoots?: string[];
   /** Home directory for `~` expansion (defaults to `os.homedir()`). */
   home?: string;
+  /** Workspace-relative files no tool may write (default: `memory/history.jsonl`). */
+  protectedPaths?: readonly string[];
 }
 
 export type PathCheck = { ok: true; path: string } | { ok: false; error: string };
+/** An open result: the value, or an error text ready for the model. */
+export type Opened<T> = ({ ok: true } & T) | { ok: false; error: string };
+type CallCtx = { workspace?: string; turnId?: string; sessionKey?: string };
 
 /** A violation count per turn is enough; old turns are forgotten beyond this many. */
 const MAX_TRACKED_TURNS = 64;
@@ -50,24 +71,13 @@ function realpathLenientSync(target: string): string {
   return path.join(real, ...tail);
 }
 
-async function realpathLenient(target: string): Promise<string> {
-  try {
-    return await realpath(target);
-  } catch {
-    return realpathLenientSync(target);
-  }
-}
-
-function isInside(child: string, root: string): boolean {
-  const rel = path.relative(root, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
 
 export class WorkspaceGuard {
   readonly restrictToWorkspace: boolean;
   private readonly workspace: string;
   private readonly extraRoots: string[];
   private readonly home: string;
+  private readonly protectedPaths: readonly string[];
   private readonly violations = new Map<string, Map<string, number>>();
 
   constructor(options: WorkspaceGuardOptions) {
@@ -75,6 +85,7 @@ export class WorkspaceGuard {
     this.home = options.home ?? homedir();
     this.workspace = path.resolve(expandHome(options.workspace, this.home));
     this.extraRoots = (options.extraRoots ?? []).map((root) => path.resolve(expandHome(root, this.home)));
+    this.protectedPaths = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
   }
 
   /** The workspace a call runs in: the context's when given, else the configured one. */
@@ -106,13 +117,74 @@ export class WorkspaceGuard {
     return checked;
   }
 
-  async check(input: string, ctx: { workspace?: string; turnId?: string; sessionKey?: string }): Promise<PathCheck> {
+  async check(input: string, ctx: CallCtx): Promise<PathCheck> {
     const lexical = this.absolute(input, ctx.workspace);
-    const real = await realpathLenient(lexical);
+    let real: string;
+    try {
+      real = await resolvePath(lexical);
+    } catch (error) {
+      if (error instanceof LinkLoopError) return { ok: false, error: `Error: ${input}: ${error.message}.` };
+      throw error;
+    }
     if (!this.restrictToWorkspace) return { ok: true, path: real };
     const roots = this.rootsSync(ctx.workspace);
     if (roots.some((root) => isInside(real, root))) return { ok: true, path: real };
     return { ok: false, error: this.violation(input, real, roots, ctx) };
+  }
+
+  /** The roots an opened descriptor must lie in; undefined when access is unrestricted. */
+  confinement(ctxWorkspace?: string): Roots {
+    return this.restrictToWorkspace ? this.rootsSync(ctxWorkspace) : undefined;
+  }
+
+  /** Resolves, checks and opens a file for reading; the descriptor itself is checked too. */
+  async openRead(input: string, ctx: CallCtx): Promise<Opened<OpenedFile>> {
+    const checked = await this.check(input, ctx);
+    if (!checked.ok) return checked;
+    return this.opening(input, ctx, `Error: file not found: ${input}`, async () => ({ ok: true, ...(await openReadChecked(checked.path, this.confinement(ctx.workspace))) }));
+  }
+
+  /**
+   * Resolves, checks and opens a file for writing, refusing protected files (by path before
+   * opening, by inode after). Nothing is truncated here; `create` makes missing directories.
+   */
+  async openWrite(input: string, ctx: CallCtx, options: { create: boolean; read?: boolean }, notFound = `Error: file not found: ${input}`): Promise<Opened<OpenedForWrite>> {
+    const checked = await this.check(input, ctx);
+    if (!checked.ok) return checked;
+    const realRoot = realpathLenientSync(this.baseDir(ctx.workspace));
+    const before = await protectedMatch(realRoot, this.protectedPaths, checked.path);
+    if (before) return { ok: false, error: protectedMessage(input, before) };
+    return this.opening(input, ctx, notFound, async () => {
+      const opened = await openWriteChecked(checked.path, this.confinement(ctx.workspace), options);
+      const after = await protectedMatch(realRoot, this.protectedPaths, opened.real, opened.stats);
+      if (after) {
+        await opened.handle.close();
+        return { ok: false, error: protectedMessage(input, after) };
+      }
+      return { ok: true, ...opened };
+    });
+  }
+
+  /** Opens a checked directory (used by walks to read each directory through its descriptor). */
+  async openDir(resolved: string, ctxWorkspace?: string): Promise<OpenedDir> {
+    return openDirChecked(resolved, this.confinement(ctxWorkspace));
+  }
+
+  /** Turns the open errors a model can act on into messages; anything else is a real failure. */
+  private async opening<T>(input: string, ctx: CallCtx, notFound: string, run: () => Promise<Opened<T>>): Promise<Opened<T>> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof PathEscapeError) return { ok: false, error: this.violation(input, error.real, this.rootsSync(ctx.workspace), ctx) };
+      if (error instanceof PathChangedError) return { ok: false, error: `Error: ${input} changed while it was being opened (a symbolic link appeared); nothing was read or written.` };
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { ok: false, error: notFound };
+      if (code === "EISDIR") return { ok: false, error: `Error: ${input} is a directory.` };
+      if (code === "ENOTDIR") return { ok: false, error: `Error: ${input}: a part of the path is not a directory.` };
+      if (code === "ENXIO") return { ok: false, error: `Error: ${input} is not a regular file (a FIFO, socket or device).` };
+      if (code === "EACCES" || code === "EPERM") return { ok: false, error: `Error: permission denied: ${input}` };
+      throw error;
+    }
   }
 
   /** Synchronous check for command strings (exec guard); no violation counting side effects. */
