@@ -8,6 +8,7 @@ import { ConfigError } from "../core/errors.js";
 import { formatPath } from "./interpolate.js";
 import { isPlainObject } from "./normalize.js";
 import type { PlainObject } from "./normalize.js";
+import { unknownKeyHint } from "./suggest.js";
 
 type Issue = z.core.$ZodIssue;
 
@@ -34,7 +35,8 @@ export function validateWith<S extends z.ZodType>(schema: S, doc: PlainObject, f
       if (issue.code !== "unrecognized_keys") continue;
       const parent = getAt(current, issue.path);
       for (const key of issue.keys) {
-        warnings.push(`${file}: unknown key ${formatPath([...issue.path.map(String), key])} (ignored)`);
+        const hint = unknownKeyHint(schema, issue.path.map((p) => (typeof p === "number" ? p : String(p))), key);
+        warnings.push(`${file}: unknown key ${formatPath([...issue.path.map(String), key])} (ignored${hint ? `; ${hint}` : ""})`);
         if (isPlainObject(parent)) delete parent[key];
       }
     }

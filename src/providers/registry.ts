@@ -136,7 +136,10 @@ export function createProviderRegistry(input: ProviderRegistryInput = {}): Provi
     const own = settings.get(provider) ?? {};
     const baseURL = own.apiBase ?? (spec?.baseURLEnv ? env[spec.baseURLEnv] : undefined) ?? spec?.baseURL;
     if (!baseURL) {
-      throw new ConfigError(`provider "${provider}" needs an apiBase`, { path: `providers.${provider}.apiBase`, expected: "a base URL such as http://127.0.0.1:8000/v1" });
+      // Name the key of the section the provider was written in: Go's llmProviders say baseURL.
+      const goStyle = input.llmProviders?.[provider] !== undefined && input.providers?.[provider] === undefined;
+      const key = goStyle ? `llmProviders.${provider}.baseURL` : `providers.${provider}.apiBase`;
+      throw new ConfigError(`provider "${provider}" needs ${goStyle ? "a baseURL" : "an apiBase"} (${key})`, { path: key, expected: "a base URL such as http://127.0.0.1:8000/v1" });
     }
     const apiKey = own.apiKey ?? (spec?.apiKeyEnv ? env[spec.apiKeyEnv] : undefined);
     if (!apiKey && spec && !spec.local && own.apiBase === undefined) {
