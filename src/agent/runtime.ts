@@ -23,6 +23,8 @@ import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
+import { toolNamingFor } from "./go-hooks.js";
+import { isBuiltinAllowed } from "./permissions.js";
 import { createSubagentTools } from "./subagent-tools.js";
 import { createSamplingHandler } from "./mcp-sampling.js";
 import { detectLocalModel } from "./local-provider.js";
@@ -129,6 +131,7 @@ export class Runtime {
         // Always advertised; declined when the turn's face cannot ask (see ElicitationRouter).
         elicitation: this.elicitation.handle,
         log: (level, msg, data) => this.logger[level](msg, data),
+        toolNaming: toolNamingFor(this.config),
       });
       const failures = this.options.connectMcp === false ? [] : await manager.start();
       for (const f of failures) this.logger.warn(`MCP server ${f.server} failed to start: ${f.reason}`);
@@ -190,14 +193,15 @@ export class Runtime {
    * `overrides.modelRef` (a `provider/model` or a preset name) replaces the configured model,
    * e.g. the session's `/model` choice.
    */
-  async resolveAgent(name?: string, overrides: { modelRef?: string } = {}): Promise<AgentProfile> {
+  async resolveAgent(name?: string, overrides: { modelRef?: string; agent?: AgentConfig } = {}): Promise<AgentProfile> {
     const named = this.config.agents.named;
     const agentName = name && name !== "nanobot" ? name : defaultAgentName(this.config);
     if (name && name !== "nanobot" && !named[name]) {
       const known = ["nanobot", ...Object.keys(named)].join(", ");
       throw new ConfigError(`unknown agent "${name}"; known agents: ${known}`, { path: `agents.${name}` });
     }
-    const agent = agentName ? named[agentName] : undefined;
+    // `overrides.agent`: the agent as a Go `config` hook returned it (src/agent/go-hooks.ts).
+    const agent = overrides.agent ?? (agentName ? named[agentName] : undefined);
     const defaults = this.config.agents.defaults;
     const modelRef = overrides.modelRef ?? this.modelRefFor(agent);
     const fallbacks = defaults.fallbackModels;
@@ -237,7 +241,10 @@ export class Runtime {
   private async toolsFor(agent: AgentConfig | undefined): Promise<{ tools: Tool[]; unresolved: string[] }> {
     const cfg = this.config.tools;
     const refs = agent?.tools;
-    const builtinNames = refs?.filter((r) => !r.includes("/"));
+    const serverNames = Object.keys(this.config.mcpServers);
+    // `tools: [server]` names a whole MCP server (Go nanobot); any other bare name is a built-in.
+    const isMcpRef = (r: string): boolean => r.includes("/") || serverNames.includes(r);
+    const builtinNames = refs?.filter((r) => !isMcpRef(r));
     const cacheKey = builtinNames ? JSON.stringify(builtinNames) : "*";
     let builtins = this.builtinCache.get(cacheKey);
     if (!builtins) {
@@ -252,9 +259,9 @@ export class Runtime {
       });
       this.builtinCache.set(cacheKey, builtins);
     }
-    const serverNames = Object.keys(this.config.mcpServers);
+    if (agent?.permissions) builtins = builtins.filter((t) => isBuiltinAllowed(agent.permissions, t.name));
     if (serverNames.length === 0) return { tools: builtins, unresolved: [] };
-    const mcpRefs = agent ? [...(agent.mcpServers ?? []), ...(refs?.filter((r) => r.includes("/")) ?? [])] : serverNames;
+    const mcpRefs = agent ? [...(agent.mcpServers ?? []), ...(refs?.filter(isMcpRef) ?? [])] : serverNames;
     if (mcpRefs.length === 0) return { tools: builtins, unresolved: [] };
     const manager = await this.mcp();
     const { selectTools } = await import("../mcp/select-tools.js");

@@ -14,6 +14,7 @@ import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
 import type { CloseTurnOptions, SessionStore } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
+import { prepareGoTurn } from "./go-hooks.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 import { prepareTurnInput } from "./turn-input.js";
 
@@ -74,13 +75,27 @@ export interface TurnEngineOutcome {
  */
 export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): Promise<TurnEngineOutcome> {
   const store = runtime.store();
-  const { profile, sessionKey } = input;
+  const { sessionKey } = input;
   const outcome: { lastCheckpoint?: Checkpoint } = {};
+  // Go nanobot agent hooks (config / request / response as MCP tool calls), when the agent has any.
+  const go = await prepareGoTurn(runtime, {
+    profile: input.profile,
+    tools: input.tools ?? input.profile.tools,
+    messages: input.messages,
+    sessionKey,
+    ...(input.signal ? { signal: input.signal } : {}),
+    warn: (message) => {
+      runtime.logger.warn(message, { sessionKey });
+      input.onEvent?.({ type: "warning", message });
+    },
+  });
+  const profile = go.profile;
+  const callerHooks = input.hooks === undefined ? [] : Array.isArray(input.hooks) ? (input.hooks as readonly AgentHooks[]) : [input.hooks as AgentHooks];
   const stream = runAgent(
     {
       model: profile.model,
-      messages: input.messages,
-      tools: input.tools ?? profile.tools,
+      messages: go.messages,
+      tools: go.tools,
       toolChoice: profile.toolChoice,
       temperature: profile.temperature,
       reasoningEffort: profile.reasoningEffort,
@@ -92,7 +107,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       outputDir: runtime.sessionDir(sessionKey),
       workspace: runtime.workspace,
       sessionKey,
-      hooks: input.hooks,
+      hooks: go.hooks.length > 0 ? [...go.hooks, ...callerHooks] : input.hooks,
       drainInjections: input.drainInjections,
       estimator: sharedTokenEstimator(profile.modelRef),
       onCheckpoint: async (checkpoint) => {

@@ -2,7 +2,8 @@
  * The tools a turn gets on top of its agent's profile, bound to that turn: `message`
  * delivering to the conversation's bus route (and suppressing the final reply when it answered
  * there), `cron` and the goal tools bound to the session, and `spawn` reporting back to it.
- * An agent with an explicit `tools` list gets only the ones it names.
+ * An agent with an explicit `tools` list gets only the ones it names, and its `permissions`
+ * apply to these as to the other built-ins (a tool no permission names follows `*`).
  */
 import type { MessageBus } from "../bus/types.js";
 import { newId } from "../core/ids.js";
@@ -13,6 +14,7 @@ import { createMessageTool } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
 import { createGoalTools } from "./goals.js";
 import type { OutboundRelay } from "./outbound-relay.js";
+import { isBuiltinAllowed } from "./permissions.js";
 import type { AgentProfile } from "./runtime.js";
 import type { WorkItem } from "./session-lanes.js";
 import type { SubagentManager } from "./subagents.js";
@@ -29,7 +31,9 @@ export interface TurnToolsInput {
 
 export function buildTurnTools(input: TurnToolsInput): Tool[] {
   const { profile, item, relay, bus } = input;
-  const allowed = (name: string): boolean => !profile.config?.tools || profile.config.tools.includes(name);
+  const permissions = profile.config?.permissions;
+  const allowed = (name: string): boolean =>
+    (!profile.config?.tools || profile.config.tools.includes(name)) && isBuiltinAllowed(permissions, name);
   const route = item.route;
   const origin = {
     sessionKey: item.sessionKey,

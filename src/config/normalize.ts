@@ -42,6 +42,7 @@ const OPAQUE_KEYS = new Set([
   "fields",
   "toolExtensions",
   "permissions",
+  "toolOverrides",
   "groups",
 ]);
 

@@ -109,7 +109,10 @@ export const agentSchema = z
     threadName: str().optional(),
     chat: bool().optional(),
     default: bool().optional().describe("Marks the agent that answers when none is named"),
-    permissions: z.record(z.string(), str()).optional(),
+    permissions: z
+      .record(z.string(), oneOf(["allow", "deny"] as const))
+      .optional()
+      .describe("Ordered permission → allow | deny; the last match (or *) wins; default allow"),
     mimeTypes: stringArray().optional(),
     toolOutputMaxLines: positiveInt().optional(),
     toolOutputMaxBytes: positiveInt().optional(),

@@ -32,6 +32,16 @@ export const mcpServerSchema = z
     enabledTools: stringList().optional().describe('Tool names to expose; ["*"] or absent = all'),
     toolTimeout: nonNegativeNumber().optional().describe("Seconds before a tool call is cancelled"),
     connectTimeout: nonNegativeNumber().optional().describe("Seconds the startup handshake may take (default 20)"),
+    // Go nanobot: tool renames, a name prefix, and MCP message hooks (src/mcp/message-hooks.ts).
+    toolOverrides: z
+      .record(z.string(), z.looseObject({ name: str().optional(), description: str().optional(), inputSchema: z.record(z.string(), z.unknown()).optional() }))
+      .optional()
+      .describe("Only these tools, each renamed / redescribed / with a replaced input schema"),
+    toolPrefix: str().optional().describe("Put before every tool name this server exposes"),
+    hooks: z
+      .record(z.string(), z.union([str(), z.array(str())], { error: "expected a hook tool reference or a list of them" }))
+      .optional()
+      .describe('JSON-RPC method (e.g. "tools/call?direction=request") → hook tools ("server/tool")'),
     // Go nanobot descriptive fields.
     name: str().optional(),
     shortName: str().optional(),

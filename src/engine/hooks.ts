@@ -1,6 +1,6 @@
 /**
- * In-process hooks: the seam MCP hooks (Go nanobot's config/request/response hooks) plug into
- * later. Hooks run in order and chain: each sees the previous one's replacement. A hook that
+ * In-process hooks: the seam MCP hooks (Go nanobot's config/request/response hooks, see
+ * src/agent/go-hooks.ts) plug into. Hooks run in order and chain: each sees the previous one's replacement. A hook that
  * throws or does not settle in time is skipped and reported as a `warning`; it never breaks or
  * hangs the run.
  */
@@ -8,6 +8,7 @@ import type { RunResult } from "../core/events.js";
 import type { LLMRequest, ModelResponse } from "../core/llm.js";
 import type { ToolCallPart, ToolMessage } from "../core/messages.js";
 import { errorMessage } from "../core/errors.js";
+import type { Tool } from "../tools/tool.js";
 import type { Clock } from "./types.js";
 
 export interface HookContext {
@@ -18,10 +19,15 @@ export interface HookContext {
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** What `beforeIteration` may do: swap the request, or answer without calling the model. */
+/**
+ * What `beforeIteration` may do: swap the request, answer without calling the model, or
+ * replace the tools the run can execute from this round on (a Go `config` hook that changed
+ * the agent's tools; the request's `tools` should then describe the same set).
+ */
 export interface BeforeIterationResult {
   request?: LLMRequest;
   response?: ModelResponse;
+  tools?: readonly Tool[];
 }
 
 /** What `beforeToolCall` may do: block the call (the reason goes to the model) or rewrite its arguments. */

@@ -1,8 +1,15 @@
 /**
- * Hooks as MCP tools (Go nanobot): an agent's `hooks.config|request|response` name tools as
- * `server/tool`. Each receives the hook's JSON payload as its arguments and may return a
- * replacement (structured content, or JSON text); outputs chain in order. A failing hook is
- * reported as a warning and the chain goes on with the payload it was given.
+ * Agent hooks as MCP tool calls, as the Go nanobot runs them: an agent's `hooks` block maps
+ * `config`, `request` and `response` (Go's key syntax, see hook-keys.ts) to `server/tool`
+ * targets. Each target gets the payload as its arguments and may return a replacement
+ * (structured content, or one text part holding a JSON object); the next target gets that.
+ * A target that fails is a warning and the chain goes on with the payload it was given.
+ *
+ * Payloads (JSON):
+ * - config:   `{ agent: {name, instructions, tools, permissions, …}, sessionId, mcpServers? }`
+ * - request:  `{ request: {messages, tools, maxTokens, …} }` → may return `request` and/or `response`
+ *             (a `response` answers in place of the model: no model call)
+ * - response: `{ request, response: {message: {role: "assistant", content: [...]}, finishReason, …} }`
  */
 import type { LLMRequest, ModelResponse } from "../core/llm.js";
 import { errorMessage } from "../core/errors.js";
@@ -10,91 +17,91 @@ import { messageId } from "../core/ids.js";
 import type { AssistantContentPart } from "../core/messages.js";
 import type { AgentHooks } from "../engine/hooks.js";
 import type { ToolOutput } from "../tools/tool.js";
-import type { McpClientManager } from "./manager.js";
+import { hookMappings, matchingTargets } from "./hook-keys.js";
+import type { HookMapping, HooksConfig } from "./hook-keys.js";
 import { parseToolRef } from "./names.js";
+
+export type { HooksConfig } from "./hook-keys.js";
 
 export type HookKind = "config" | "request" | "response";
 
-/** The agent's `hooks` block as the config layer parses it. */
-export type HooksConfig = Record<string, string | ReadonlyArray<string | Record<string, unknown>>>;
-
 export type HookPayload = Record<string, unknown>;
+
+/** Calls one MCP tool (`McpClientManager.callTool` fits); failures come back as `isError`. */
+export type HookCaller = (server: string, tool: string, args: Record<string, unknown>, options: { signal?: AbortSignal }) => Promise<Exclude<ToolOutput, string>>;
 
 export interface HookChainResult {
   payload: HookPayload;
-  /** A `request` hook answered in place of the model (the payload's `response`). */
-  shortCircuit?: unknown;
   warnings: string[];
-}
-
-/** The `server/tool` references configured for one hook kind. */
-export function hookRefs(config: HooksConfig | undefined, kind: HookKind): string[] {
-  const value = config?.[kind];
-  if (value === undefined) return [];
-  const list = typeof value === "string" ? [value] : value;
-  return list
-    .map((item) => {
-      if (typeof item === "string") return item;
-      const target = item.target ?? item.tool;
-      return typeof target === "string" ? target : "";
-    })
-    .filter((ref) => ref !== "");
+  /** Targets that ran and returned a replacement, in order. */
+  changedBy: string[];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A hook's replacement payload, or undefined when it returned nothing to replace with. */
-function replacementOf(output: Exclude<ToolOutput, string>): HookPayload | undefined {
+/**
+ * A hook's replacement payload, or undefined when it returned none. Like the Go nanobot, a
+ * result with one text part that holds a JSON object counts as structured content.
+ */
+export function hookOutputObject(output: Exclude<ToolOutput, string>): Record<string, unknown> | undefined {
   if (isRecord(output.structuredContent)) return output.structuredContent;
-  const text = output.content
-    .filter((p) => p.type === "text")
-    .map((p) => p.text)
-    .join("")
-    .trim();
-  if (text === "") return undefined;
-  const parsed: unknown = JSON.parse(text);
-  if (!isRecord(parsed)) throw new Error("returned JSON that is not an object");
-  return parsed;
+  const texts = output.content.filter((p) => p.type === "text");
+  if (texts.length !== 1) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(texts[0]!.text);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
-function outputText(output: Exclude<ToolOutput, string>): string {
+export function hookOutputText(output: Exclude<ToolOutput, string>): string {
   return output.content.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join(" ");
 }
 
-/** Runs the hooks in order, each on the previous one's output. */
+/** The `server/tool` targets configured for one hook name (no parameters). */
+export function hookRefs(config: HooksConfig | undefined, kind: string): string[] {
+  return matchingTargets(hookMappings(config), kind).map((t) => t.target);
+}
+
+/** Runs the targets matching `name` in order, each on the previous one's output. */
 export async function runHookChain(
-  manager: McpClientManager,
-  kind: HookKind,
-  refs: readonly string[],
+  call: HookCaller,
+  mappings: readonly HookMapping[],
+  name: string,
   payload: HookPayload,
-  signal?: AbortSignal,
+  options: { params?: Record<string, string>; signal?: AbortSignal } = {},
 ): Promise<HookChainResult> {
   const warnings: string[] = [];
+  const changedBy: string[] = [];
   let current = payload;
-  for (const raw of refs) {
-    const ref = parseToolRef(raw);
+  for (const { target } of matchingTargets(mappings, name, options.params)) {
+    const ref = parseToolRef(target);
     if (!ref.tool) {
-      warnings.push(`${kind} hook '${raw}' is not a server/tool reference`);
+      warnings.push(`${name} hook '${target}' is not a server/tool reference`);
       continue;
     }
-    const output = await manager.callTool(ref.server, ref.tool, current, signal ? { signal } : {});
-    if (output.isError) {
-      warnings.push(`${kind} hook ${raw} failed: ${outputText(output)}`);
-      continue;
-    }
+    let output: Exclude<ToolOutput, string>;
     try {
-      current = replacementOf(output) ?? current;
+      output = await call(ref.server, ref.tool, current, options.signal ? { signal: options.signal } : {});
     } catch (err) {
-      warnings.push(`${kind} hook ${raw} returned an unusable result: ${errorMessage(err)}`);
+      if (options.signal?.aborted) throw err;
+      warnings.push(`${name} hook ${target} failed: ${errorMessage(err)}`);
       continue;
     }
-    if (kind === "request" && current.response !== undefined && current.response !== null) {
-      return { payload: current, shortCircuit: current.response, warnings };
+    if (output.isError) {
+      warnings.push(`${name} hook ${target} failed: ${hookOutputText(output)}`);
+      continue;
+    }
+    const replacement = hookOutputObject(output);
+    if (replacement) {
+      current = replacement;
+      changedBy.push(target);
     }
   }
-  return { payload: current, warnings };
+  return { payload: current, warnings, changedBy };
 }
 
 /**
@@ -107,7 +114,7 @@ export function toModelResponse(value: unknown, source: string): ModelResponse {
     const message = { id: messageId(), ...value.message } as unknown as ModelResponse["message"];
     return { ...base, ...(value as Partial<ModelResponse>), message };
   }
-  const content = isRecord(value) && value.role === "assistant" ? value.content : isRecord(value) ? value.content : value;
+  const content = isRecord(value) ? value.content : value;
   const parts: AssistantContentPart[] =
     typeof content === "string"
       ? [{ type: "text", text: content }]
@@ -123,14 +130,15 @@ export interface McpHooksOptions {
 }
 
 /**
- * Adapts `request` and `response` MCP hooks to the engine's `AgentHooks`. Request hooks get
- * `{ request }` and may replace it or add `response` (no model call); response hooks get
- * `{ request, response }` and may replace `response`. `config` hooks run in the product layer
- * (`runHookChain(manager, "config", …)`), since the engine never sees agent config.
+ * Adapts `request` and `response` hooks to the engine's `AgentHooks`. Request hooks get
+ * `{ request }` and may replace it or add `response` (then the model is not called); response
+ * hooks get `{ request, response }` and may replace `response`. `config` hooks run in the
+ * product layer (src/agent/go-hooks.ts), since the engine never sees agent config.
  */
-export function mcpHooks(manager: McpClientManager, config: HooksConfig | undefined, options: McpHooksOptions = {}): AgentHooks {
-  const requestRefs = hookRefs(config, "request");
-  const responseRefs = hookRefs(config, "response");
+export function mcpHooks(call: HookCaller, config: HooksConfig | undefined, options: McpHooksOptions = {}): AgentHooks {
+  const mappings = hookMappings(config);
+  const hasRequest = matchingTargets(mappings, "request").length > 0;
+  const hasResponse = matchingTargets(mappings, "response").length > 0;
   const lastRequest = new Map<string, LLMRequest>();
   const report = (warnings: string[]): void => {
     for (const w of warnings) options.warn?.(w);
@@ -138,22 +146,26 @@ export function mcpHooks(manager: McpClientManager, config: HooksConfig | undefi
   return {
     async beforeIteration(ctx, request) {
       lastRequest.set(ctx.runId, request);
-      if (requestRefs.length === 0) return undefined;
-      const result = await runHookChain(manager, "request", requestRefs, { request });
+      if (!hasRequest) return undefined;
+      const result = await runHookChain(call, mappings, "request", { request });
       report(result.warnings);
+      if (result.changedBy.length === 0) return undefined;
       const replaced = isRecord(result.payload.request) ? (result.payload.request as unknown as LLMRequest) : request;
       lastRequest.set(ctx.runId, replaced);
-      if (result.shortCircuit !== undefined) {
-        return { request: replaced, response: toModelResponse(result.shortCircuit, requestRefs.join(",")) };
+      const answer = result.payload.response;
+      if (answer !== undefined && answer !== null) {
+        return { request: replaced, response: toModelResponse(answer, result.changedBy.join(",")) };
       }
-      return replaced === request ? undefined : { request: replaced };
+      return { request: replaced };
     },
     async afterResponse(ctx, response) {
-      if (responseRefs.length === 0) return undefined;
-      const result = await runHookChain(manager, "response", responseRefs, { request: lastRequest.get(ctx.runId), response });
+      if (!hasResponse) return undefined;
+      const result = await runHookChain(call, mappings, "response", { request: lastRequest.get(ctx.runId), response });
       report(result.warnings);
       const replaced = result.payload.response;
-      return isRecord(replaced) && replaced !== (response as unknown) ? toModelResponse(replaced, responseRefs.join(",")) : undefined;
+      if (result.changedBy.length === 0 || replaced === undefined || replaced === null) return undefined;
+      if (JSON.stringify(replaced) === JSON.stringify(response)) return undefined;
+      return toModelResponse(replaced, result.changedBy.join(","));
     },
     afterRun(ctx) {
       lastRequest.delete(ctx.runId);

@@ -10,6 +10,8 @@ import type { Tool, ToolOutput } from "../tools/tool.js";
 import { McpConnection } from "./connection.js";
 import type { ProgressFn } from "./connection.js";
 import { fitToolName, shortHash } from "./names.js";
+import type { HookCaller } from "./hooks.js";
+import { callToolWithHooks } from "./message-hooks.js";
 import { mapCallToolResult } from "./result-mapping.js";
 import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs } from "./tool-adapters.js";
 import type { McpToolEntry } from "./tool-adapters.js";
@@ -27,6 +29,8 @@ export interface ManagerCallOptions {
   timeoutMs?: number;
   /** Session key of the turn making the call (whom an elicitation meanwhile asks). */
   caller?: string;
+  /** Skip the server's MCP message hooks (hook tools themselves are called this way). */
+  withoutMessageHooks?: boolean;
 }
 
 export class McpClientManager {
@@ -36,6 +40,9 @@ export class McpClientManager {
   private readonly listeners = new Set<() => void>();
   private readonly defaultTimeoutMs: number;
   private started?: Promise<McpServerFailure[]>;
+  /** How message hooks call their hook tools: directly, so a hook never hooks itself. */
+  private readonly hookCaller: HookCaller = (server, tool, args, options) =>
+    this.callTool(server, tool, args, { ...options, withoutMessageHooks: true });
 
   constructor(servers: McpServersConfig, private readonly options: McpManagerOptions = {}) {
     this.defaultTimeoutMs = options.defaultToolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -85,6 +92,11 @@ export class McpClientManager {
     return [...this.startFailures].map(([server, reason]) => ({ server, reason }));
   }
 
+  /** `mcp_<server>_<tool>` (Python-style configs) or the Go nanobot's bare names. */
+  get toolNaming(): "python" | "go" {
+    return this.options.toolNaming ?? "python";
+  }
+
   serverNames(): string[] {
     return [...this.connections.keys()];
   }
@@ -104,7 +116,11 @@ export class McpClientManager {
 
   /** Looks up an entry by the MCP-side name (`kind` defaults to a real tool). */
   findEntry(server: string, sourceName: string, kind: McpToolEntry["kind"] = "tool"): McpToolEntry | undefined {
-    return this.entries.find((e) => e.server === server && e.kind === kind && e.sourceName === sourceName);
+    return (
+      this.entries.find((e) => e.server === server && e.kind === kind && e.sourceName === sourceName) ??
+      // Go references name a tool as the server lists it after `toolOverrides` / `toolPrefix`.
+      this.entries.find((e) => e.server === server && e.kind === kind && e.exposedName === sourceName)
+    );
   }
 
   /** The server's `instructions` from its initialize result. */
@@ -126,12 +142,16 @@ export class McpClientManager {
     const conn = this.connections.get(server);
     if (!conn) return { content: [{ type: "text", text: `Unknown MCP server '${server}'` }], isError: true };
     try {
-      const result = await conn.callTool(tool, args, {
+      const callOptions = {
         timeoutMs: options.timeoutMs ?? toolTimeoutMs(conn, this.defaultTimeoutMs),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.caller ? { caller: options.caller } : {}),
-      });
+      };
+      const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, callOptions);
+      const result = options.withoutMessageHooks
+        ? await send(tool, args)
+        : await callToolWithHooks(conn.spec.hooks, this.hookCaller, tool, args, send, options.signal);
       return mapCallToolResult(result);
     } catch (err) {
       if (err instanceof AbortedError) throw err;
@@ -155,18 +175,19 @@ export class McpClientManager {
 
   /** Recomputes the exposed tools; a name already taken gets a hash of its origin appended. */
   private rebuild(): void {
+    const naming = this.options.toolNaming ?? "python";
+    const built = [...this.connections.values()].flatMap((conn) => buildServerTools(conn, this.defaultTimeoutMs, naming, this.hookCaller));
     const used = new Set<string>();
     const entries: McpToolEntry[] = [];
-    for (const conn of this.connections.values()) {
-      for (const entry of buildServerTools(conn, this.defaultTimeoutMs)) {
-        let name = entry.tool.name;
-        if (used.has(name)) {
-          name = fitToolName(`${name.slice(0, 50)}_${shortHash(`${entry.server}/${entry.kind}/${entry.sourceName}`)}`);
-          entry.tool.name = name;
-        }
-        used.add(name);
-        entries.push(entry);
+    for (const entry of built) {
+      let name = entry.tool.name;
+      // Go names stay bare here: whether two clash depends on the agent (see selectTools).
+      if (used.has(name) && !(naming === "go" && entry.kind === "tool")) {
+        name = fitToolName(`${name.slice(0, 50)}_${shortHash(`${entry.server}/${entry.kind}/${entry.sourceName}`)}`);
+        entry.tool.name = name;
       }
+      used.add(name);
+      entries.push(entry);
     }
     this.entries = entries;
     for (const listener of this.listeners) listener();

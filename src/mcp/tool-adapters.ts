@@ -9,8 +9,10 @@ import type { JsonSchema } from "../core/llm.js";
 import type { Tool, ToolContext, ToolOutput } from "../tools/tool.js";
 import type { McpConnection } from "./connection.js";
 import { ELICITATION_TIMEOUT_MS } from "./elicitation-router.js";
-import { mcpToolName } from "./names.js";
+import { fitToolName, mcpToolName } from "./names.js";
 import type { McpToolKind } from "./names.js";
+import type { HookCaller } from "./hooks.js";
+import { callToolWithHooks } from "./message-hooks.js";
 import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -24,7 +26,12 @@ export interface McpToolEntry {
   kind: McpToolKind;
   /** The tool, prompt or resource name on the server. */
   sourceName: string;
+  /** A tool's name as the Go nanobot shows it: after `toolOverrides` and `toolPrefix`. */
+  exposedName: string;
 }
+
+/** How MCP tools are named for the model: `mcp_<server>_<tool>` (Python) or bare (Go). */
+export type McpToolNaming = "python" | "go";
 
 function errorOutput(err: unknown): ToolOutput {
   if (err instanceof AbortedError) throw err;
@@ -50,9 +57,35 @@ function objectSchema(schema: McpTool["inputSchema"] | undefined): JsonSchema {
   return s;
 }
 
-function mcpTool(conn: McpConnection, t: McpTool, timeoutMs: number): McpToolEntry {
+/**
+ * `toolOverrides` (Go nanobot): when present, only the tools it names are exposed, each with
+ * its replacement name, description or input schema; then `toolPrefix` goes before the name.
+ */
+function exposedTools(conn: McpConnection, tools: readonly McpTool[]): Array<{ tool: McpTool; exposed: string }> {
+  const overrides = conn.spec.toolOverrides;
+  const prefix = conn.spec.toolPrefix ?? "";
+  const out: Array<{ tool: McpTool; exposed: string }> = [];
+  for (const t of tools) {
+    if (!isToolEnabled(conn.spec.enabledTools, t.name)) continue;
+    if (overrides && Object.keys(overrides).length > 0) {
+      const o = overrides[t.name];
+      if (!o) continue;
+      const changed: McpTool = {
+        ...t,
+        ...(o.description ? { description: o.description } : {}),
+        ...(o.inputSchema ? { inputSchema: o.inputSchema as McpTool["inputSchema"] } : {}),
+      };
+      out.push({ tool: changed, exposed: prefix + (o.name || t.name) });
+      continue;
+    }
+    out.push({ tool: t, exposed: prefix + t.name });
+  }
+  return out;
+}
+
+function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: number, naming: McpToolNaming, hookCaller?: HookCaller): McpToolEntry {
   const tool: Tool = {
-    name: mcpToolName(conn.name, t.name),
+    name: naming === "go" ? fitToolName(exposed) : mcpToolName(conn.name, exposed),
     description: t.description ?? t.title ?? t.annotations?.title ?? t.name,
     parameters: objectSchema(t.inputSchema),
     ...(t.annotations?.readOnlyHint === true ? { readOnly: true } : {}),
@@ -60,19 +93,21 @@ function mcpTool(conn: McpConnection, t: McpTool, timeoutMs: number): McpToolEnt
     timeoutMs: timeoutMs + ENGINE_GRACE_MS + (conn.canElicit ? ELICITATION_TIMEOUT_MS : 0),
     async execute(args: Record<string, unknown>, ctx: ToolContext, signal: AbortSignal): Promise<ToolOutput> {
       try {
-        const result = await conn.callTool(t.name, args, {
+        const options = {
           signal,
           timeoutMs,
           ...(ctx.progress ? { onProgress: ctx.progress } : {}),
           ...(ctx.sessionKey ? { caller: ctx.sessionKey } : {}),
-        });
+        };
+        const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, options);
+        const result = hookCaller ? await callToolWithHooks(conn.spec.hooks, hookCaller, t.name, args, send, signal) : await send(t.name, args);
         return mapCallToolResult(result);
       } catch (err) {
         return errorOutput(err);
       }
     },
   };
-  return { tool, server: conn.name, kind: "tool", sourceName: t.name };
+  return { tool, server: conn.name, kind: "tool", sourceName: t.name, exposedName: exposed };
 }
 
 function stringArgs(args: Record<string, unknown>): Record<string, string> {
@@ -101,7 +136,7 @@ function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
       }
     },
   };
-  return { tool, server: conn.name, kind: "prompt", sourceName: p.name };
+  return { tool, server: conn.name, kind: "prompt", sourceName: p.name, exposedName: p.name };
 }
 
 function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
@@ -118,7 +153,7 @@ function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
       }
     },
   };
-  return { tool, server: conn.name, kind: "resource", sourceName: r.name };
+  return { tool, server: conn.name, kind: "resource", sourceName: r.name, exposedName: r.name };
 }
 
 const SIMPLE_VARIABLE = /\{([A-Za-z0-9_]+)\}/g;
@@ -150,15 +185,15 @@ function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | 
       }
     },
   };
-  return { tool, server: conn.name, kind: "resource", sourceName: t.name };
+  return { tool, server: conn.name, kind: "resource", sourceName: t.name, exposedName: t.name };
 }
 
 /** Every tool one server contributes, from its current listing. */
-export function buildServerTools(conn: McpConnection, defaultTimeoutMs: number): McpToolEntry[] {
+export function buildServerTools(conn: McpConnection, defaultTimeoutMs: number, naming: McpToolNaming = "python", hookCaller?: HookCaller): McpToolEntry[] {
   const { tools, prompts, resources, resourceTemplates } = conn.listing;
   const timeoutMs = toolTimeoutMs(conn, defaultTimeoutMs);
   return [
-    ...tools.filter((t) => isToolEnabled(conn.spec.enabledTools, t.name)).map((t) => mcpTool(conn, t, timeoutMs)),
+    ...exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming, hookCaller)),
     ...prompts.map((p) => promptTool(conn, p)),
     ...resources.map((r) => resourceTool(conn, r)),
     ...resourceTemplates.map((t) => templateTool(conn, t)).filter((e): e is McpToolEntry => e !== undefined),

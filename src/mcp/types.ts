@@ -21,6 +21,12 @@ export interface McpServerSpec {
   toolTimeout?: number;
   /** Seconds the startup handshake may take (default 20). */
   connectTimeout?: number;
+  /** Go nanobot: only these tools, renamed / redescribed / with a replaced input schema. */
+  toolOverrides?: Record<string, { name?: string; description?: string; inputSchema?: Record<string, unknown> }>;
+  /** Go nanobot: put before every tool name this server exposes (after `toolOverrides`). */
+  toolPrefix?: string;
+  /** Go nanobot MCP message hooks: JSON-RPC method (Go's key syntax) → `server/tool` targets. */
+  hooks?: Record<string, string | ReadonlyArray<string | Record<string, unknown>>>;
 }
 
 export type McpServersConfig = Record<string, McpServerSpec>;
@@ -96,6 +102,8 @@ export interface McpManagerOptions {
   log?: McpLogFn;
   clientName?: string;
   clientVersion?: string;
+  /** `mcp_<server>_<tool>` (Python-style configs, the default) or Go's bare names. */
+  toolNaming?: "python" | "go";
 }
 
 /** Why a server is not usable, for status output and `nanobot mcp list`. */

@@ -8,6 +8,8 @@ import { dirname } from "node:path";
 import { AbortedError, ContextOverflowError, errorMessage } from "../../core/errors.js";
 import type { LLMRequest, ModelResponse } from "../../core/llm.js";
 import type { Message } from "../../core/messages.js";
+import { ToolRegistry } from "../../tools/registry.js";
+import type { Tool } from "../../tools/tool.js";
 import { compactHistory, shouldCompact } from "../compaction/compact.js";
 import { governContext } from "../governance/govern.js";
 import type { PendingWrite } from "../governance/offload.js";
@@ -118,9 +120,13 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
     "beforeIteration",
     (h) => h.beforeIteration?.(ctx, request),
     (value) => {
-      const v = value as { request?: LLMRequest; response?: ModelResponse };
+      const v = value as { request?: LLMRequest; response?: ModelResponse; tools?: readonly Tool[] };
       if (v.request) request = v.request;
       if (v.response && !shortCircuit) shortCircuit = v.response;
+      if (v.tools) {
+        state.registry = new ToolRegistry(v.tools);
+        state.toolDefs = state.registry.definitions();
+      }
     },
   );
   let response = shortCircuit ?? (await streamModel(state, request));

@@ -27,8 +27,9 @@ export interface RunState {
   readonly spec: AgentSpec;
   readonly model: LanguageModel;
   readonly settings: RunSettings;
-  readonly registry: ToolRegistry;
-  readonly toolDefs: ToolDefinition[];
+  /** Replaced when a hook changes the agent's tools between rounds. */
+  registry: ToolRegistry;
+  toolDefs: ToolDefinition[];
   readonly hooks: HookRunner;
   readonly estimator: TokenEstimator;
   readonly clock: Clock;

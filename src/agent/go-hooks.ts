@@ -1,0 +1,147 @@
+/**
+ * The Go nanobot's agent hooks in a turn (every face runs turns through `runTurnEngine`):
+ * - `config` hooks run before the first model call and again before every later round; the
+ *   agent they return replaces the configured one for the turn (tools, permissions,
+ *   instructions, model settings). The built-in `nanobot.system/config` runs last, as in Go;
+ *   here it is in-process and leaves the payload as it is, since `permissions` are applied
+ *   when the agent's tools are built (src/agent/permissions.ts).
+ * - `request` / `response` hooks wrap each model call (src/mcp/hooks.ts).
+ * A failing hook is a warning (logged, and a `warning` event) and the chain goes on.
+ */
+import { agentSchema } from "../config/schema-agents.js";
+import type { AgentConfig, NanobotConfig } from "../config/index.js";
+import { errorMessage } from "../core/errors.js";
+import type { Message } from "../core/messages.js";
+import type { AgentHooks } from "../engine/hooks.js";
+import { hookMappings, matchingTargets } from "../mcp/hook-keys.js";
+import type { HookMapping } from "../mcp/hook-keys.js";
+import type { HookCaller } from "../mcp/hooks.js";
+import { ToolRegistry } from "../tools/registry.js";
+import type { Tool } from "../tools/tool.js";
+import type { AgentProfile, Runtime } from "./runtime.js";
+
+export const SYSTEM_CONFIG_HOOK = "nanobot.system/config";
+
+/** Go-style configs (named agents) see MCP tools by their own names; Python-style ones as `mcp_<server>_<tool>`. */
+export function toolNamingFor(config: NanobotConfig): "go" | "python" {
+  return Object.keys(config.agents.named).length > 0 ? "go" : "python";
+}
+
+export interface GoTurnInput {
+  profile: AgentProfile;
+  tools: readonly Tool[];
+  messages: Message[];
+  sessionKey: string;
+  signal?: AbortSignal;
+  warn: (message: string) => void;
+}
+
+export interface GoTurn {
+  profile: AgentProfile;
+  tools: readonly Tool[];
+  messages: Message[];
+  hooks: AgentHooks[];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function hookCaller(runtime: Runtime): HookCaller {
+  return async (server, tool, args, options) => {
+    if (`${server}/${tool}` === SYSTEM_CONFIG_HOOK) return { content: [], structuredContent: args };
+    const manager = await runtime.mcp();
+    return manager.callTool(server, tool, args, { ...options, withoutMessageHooks: true });
+  };
+}
+
+/** The agent's mappings with `nanobot.system/config` appended to `config` unless it is already there. */
+function withSystemConfigHook(mappings: HookMapping[]): HookMapping[] {
+  if (matchingTargets(mappings, "config").some((t) => t.target === SYSTEM_CONFIG_HOOK)) return mappings;
+  return [...mappings, { key: "config", name: "config", params: {}, targets: [{ target: SYSTEM_CONFIG_HOOK, mutateDisallowed: false }] }];
+}
+
+function replaceInstructions(messages: Message[], from: string, to: string): Message[] {
+  const first = messages[0];
+  if (!first || first.role !== "system" || from.trim() === to.trim()) return messages;
+  const content = first.content.map((p) => (p.text.includes(from.trim()) ? { ...p, text: p.text.replace(from.trim(), to.trim()) } : p));
+  return [{ ...first, content }, ...messages.slice(1)];
+}
+
+/** Sets up the hooks of a turn and applies the first round's `config` hooks. */
+export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promise<GoTurn> {
+  const base = input.profile;
+  const config = base.config;
+  if (!config?.hooks || Object.keys(config.hooks).length === 0) return { ...input, hooks: [] };
+  const call = hookCaller(runtime);
+  const mappings = hookMappings(config.hooks);
+  const hooks: AgentHooks[] = [];
+  const hasConfigHooks = matchingTargets(mappings, "config").some((t) => t.target !== SYSTEM_CONFIG_HOOK);
+  // Turn-bound tools (message, cron, spawn, goals) stay whatever the agent becomes.
+  const profileTools = new Set(base.tools);
+  const extras = input.tools.filter((t) => !profileTools.has(t));
+  const left = new Set(base.tools.filter((t) => !input.tools.includes(t)).map((t) => t.name));
+  const extraNames = new Set(extras.map((t) => t.name));
+  const turnTools = (profile: AgentProfile): Tool[] => [...profile.tools.filter((t) => !left.has(t.name) && !extraNames.has(t.name)), ...extras];
+
+  const { runHookChain, mcpHooks } = await import("../mcp/hooks.js");
+  let applied = JSON.stringify(config);
+  let profile = base;
+  let tools: readonly Tool[] = input.tools;
+  let messages = input.messages;
+  let instructionsFix: { from: string; to: string } | undefined;
+
+  /** Runs the config chain; returns the new profile when the agent changed. */
+  const runConfig = async (): Promise<AgentProfile | undefined> => {
+    const payload = { agent: JSON.parse(applied) as Record<string, unknown>, sessionId: input.sessionKey };
+    const result = await runHookChain(call, withSystemConfigHook(mappings), "config", payload, input.signal ? { signal: input.signal } : {});
+    for (const w of result.warnings) input.warn(w);
+    const added = isRecord(result.payload.mcpServers) ? Object.keys(result.payload.mcpServers).filter((n) => !n.startsWith("nanobot.")) : [];
+    if (added.length > 0) input.warn(`config hook returned mcpServers (${added.join(", ")}); adding MCP servers from a hook is not supported, declare them in mcpServers`);
+    if (!isRecord(result.payload.agent)) return undefined;
+    const parsed = agentSchema.safeParse(result.payload.agent);
+    if (!parsed.success) {
+      input.warn(`config hook returned an agent that is not valid, keeping the previous one: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+      return undefined;
+    }
+    const next = JSON.stringify(parsed.data);
+    if (next === applied) return undefined;
+    applied = next;
+    const agent: AgentConfig = parsed.data;
+    try {
+      return await runtime.resolveAgent(base.name, { agent, ...(agent.model === config.model ? { modelRef: base.modelRef } : {}) });
+    } catch (err) {
+      input.warn(`config hook returned an agent that cannot run, keeping the previous one: ${errorMessage(err)}`);
+      return undefined;
+    }
+  };
+
+  const adopt = (next: AgentProfile): void => {
+    instructionsFix = next.instructions === base.instructions ? undefined : { from: base.instructions, to: next.instructions };
+    profile = { ...next, model: next.modelRef === base.modelRef ? base.model : next.model };
+    tools = turnTools(next);
+  };
+
+  if (hasConfigHooks) {
+    const next = await runConfig();
+    if (next) {
+      adopt(next);
+      if (instructionsFix) messages = replaceInstructions(messages, instructionsFix.from, instructionsFix.to);
+    }
+    hooks.push({
+      async beforeIteration(ctx, request) {
+        if (ctx.iteration <= 1) return undefined;
+        const changed = await runConfig();
+        if (changed) adopt(changed);
+        if (!changed && !instructionsFix) return undefined;
+        const messagesNow = instructionsFix ? replaceInstructions(request.messages, instructionsFix.from, instructionsFix.to) : request.messages;
+        if (!changed) return { request: { ...request, messages: messagesNow } };
+        const defs = new ToolRegistry(tools).definitions();
+        return { request: { ...request, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) }, tools };
+      },
+    });
+  }
+  const hasModelHooks = matchingTargets(mappings, "request").length + matchingTargets(mappings, "response").length > 0;
+  if (hasModelHooks) hooks.push(mcpHooks(call, config.hooks, { warn: input.warn }));
+  return { profile, tools, messages, hooks };
+}

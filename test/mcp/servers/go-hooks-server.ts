@@ -1,0 +1,116 @@
+/**
+ * A stdio MCP server for the Go-nanobot hook tests: plain tools (`get_weather`, `delete_file`,
+ * `lookup`, `shared`) and hook tools that append each payload they get to `$RECORD_FILE`
+ * (one JSON line `{tool, payload}`) and transform it. `$TOOLS` (comma-separated) limits the
+ * plain tools listed, so two instances can share or not share names. Run with `node --import tsx`.
+ */
+import { appendFileSync } from "node:fs";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+type Payload = Record<string, unknown>;
+const anyObject = { type: "object" as const, properties: {}, additionalProperties: true };
+const cityArg = { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] };
+
+const PLAIN = [
+  { name: "get_weather", description: "Weather for a city", inputSchema: cityArg },
+  { name: "delete_file", description: "Deletes a file", inputSchema: { type: "object" as const, properties: { path: { type: "string" } } } },
+  { name: "lookup", description: "Looks something up", inputSchema: anyObject },
+  { name: "shared", description: `A tool every instance has (${process.env.SERVER_ID ?? "?"})`, inputSchema: anyObject },
+];
+const HOOKS = [
+  "record",
+  "config_deny_bash",
+  "config_instructions",
+  "config_add_lookup",
+  "chain_a",
+  "chain_b",
+  "fail",
+  "request_rewrite",
+  "request_answer",
+  "response_rewrite",
+  "msg_reject",
+  "msg_mutate",
+];
+
+const only = process.env.TOOLS ? new Set(process.env.TOOLS.split(",")) : undefined;
+const listed = [...PLAIN.filter((t) => !only || only.has(t.name)), ...HOOKS.map((name) => ({ name, description: `hook ${name}`, inputSchema: anyObject }))];
+
+function record(tool: string, payload: unknown): void {
+  if (process.env.RECORD_FILE) appendFileSync(process.env.RECORD_FILE, `${JSON.stringify({ tool, payload })}\n`);
+}
+
+const json = (value: Payload): CallToolResult => ({ content: [], structuredContent: value });
+const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
+
+function agentOf(p: Payload): Payload {
+  return (p.agent ?? {}) as Payload;
+}
+
+function lastUserText(request: Payload): { parts: Payload[] } | undefined {
+  const messages = (request.messages ?? []) as Array<{ role: string; content: Payload[] }>;
+  const user = [...messages].reverse().find((m) => m.role === "user");
+  return user ? { parts: user.content } : undefined;
+}
+
+function handle(name: string, args: Payload): CallToolResult {
+  if (HOOKS.includes(name)) record(name, args);
+  switch (name) {
+    case "get_weather":
+      return text(`sunny in ${String(args.city)}`);
+    case "delete_file":
+      return text(`deleted ${String(args.path)}`);
+    case "lookup":
+      return text("found it");
+    case "shared":
+      return text(`shared from ${process.env.SERVER_ID ?? "?"}`);
+    case "record":
+      // No structured content and no JSON text: the chain goes on with the same payload.
+      return text("recorded");
+    case "config_deny_bash":
+      return json({ ...args, agent: { ...agentOf(args), permissions: { ...((agentOf(args).permissions as Payload) ?? {}), bash: "deny" } } });
+    case "config_instructions":
+      return json({ ...args, agent: { ...agentOf(args), instructions: `${String(agentOf(args).instructions ?? "")} HOOKED-INSTRUCTIONS` } });
+    case "config_add_lookup": {
+      const tools = (agentOf(args).tools as string[] | undefined) ?? [];
+      return json({ ...args, agent: { ...agentOf(args), tools: [...tools, `${process.env.SERVER_NAME ?? "hooks"}/lookup`] } });
+    }
+    case "chain_a":
+    case "chain_b": {
+      const agent = agentOf(args);
+      return json({ ...args, agent: { ...agent, description: `${String(agent.description ?? "")}${name === "chain_a" ? "A" : "B"}` } });
+    }
+    case "fail":
+      return { content: [{ type: "text", text: "hook exploded" }], isError: true };
+    case "request_rewrite": {
+      const request = args.request as Payload;
+      const user = lastUserText(request);
+      if (user) for (const part of user.parts) if (part.type === "text") part.text = `${String(part.text)} [rewritten by hook]`;
+      return json({ ...args, request });
+    }
+    case "request_answer":
+      return json({ ...args, response: { content: "answered by the request hook" } });
+    case "response_rewrite": {
+      const response = args.response as { message: { content: Payload[] } };
+      for (const part of response.message.content) if (part.type === "text") part.text = `rewritten: ${String(part.text)}`;
+      return json({ ...args, response });
+    }
+    case "msg_reject":
+      return json({ ...args, accept: false, reason: "deleting files is not allowed here" });
+    case "msg_mutate": {
+      const message = args.message as { params: { arguments: Payload } };
+      message.params.arguments = { ...message.params.arguments, city: "Paris" };
+      return json({ ...args, accept: true, mutated: true, message, reason: "city pinned to Paris" });
+    }
+    default:
+      return { content: [{ type: "text", text: `unknown tool ${name}` }], isError: true };
+  }
+}
+
+const server = new Server({ name: "go-hooks-test-server", version: "1.0.0" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+server.setRequestHandler(CallToolRequestSchema, (req) => handle(req.params.name, (req.params.arguments ?? {}) as Payload));
+await server.connect(new StdioServerTransport());
+process.stdin.once("end", () => process.exit(0));
