@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBuiltinTools, type BuiltinToolsOptions } from "../../src/tools/builtin/index.js";
 import type { ResolveHost } from "../../src/tools/builtin/ssrf-guard.js";
@@ -15,24 +16,31 @@ const ARTICLE = `<!doctype html><html><head><title>Test Article</title><script>v
 </article><footer>Footer text</footer></body></html>`;
 
 let server: Server;
+/** The same handler on 127.0.0.2 and the same port: the "public" host of the DNS seams below. */
+let publicServer: Server;
 let base: string;
 let port: number;
 let hits: string[];
+let publicHits: string[];
 let aborted: Promise<boolean>;
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
   const url = req.url ?? "/";
-  hits.push(url);
+  (req.socket.localAddress === "127.0.0.2" ? publicHits : hits).push(url);
   if (url === "/article") {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(ARTICLE);
   } else if (url === "/redirect") {
     res.writeHead(302, { location: "/article" }).end();
   } else if (url === "/redirect-local") {
     res.writeHead(301, { location: `http://127.0.0.1:${port}/article` }).end();
+  } else if (url === "/redirect-other") {
+    res.writeHead(302, { location: `http://other.test:${port}/article` }).end();
   } else if (url === "/redirect-private") {
     res.writeHead(302, { location: "http://10.0.0.1/admin" }).end();
   } else if (url === "/loop") {
     res.writeHead(302, { location: "/loop" }).end();
+  } else if (url === "/gzip") {
+    res.writeHead(200, { "content-type": "text/plain", "content-encoding": "gzip" }).end(gzipSync("compressed body text"));
   } else if (url === "/json") {
     res.writeHead(200, { "content-type": "application/json" }).end('{"a":1,"b":[true]}');
   } else if (url === "/long") {
@@ -61,14 +69,19 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 
 beforeEach(async () => {
   hits = [];
+  publicHits = [];
   server = createServer(handle);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
+  publicServer = createServer(handle);
+  await new Promise<void>((resolve) => publicServer.listen(port, "127.0.0.2", resolve));
 });
 afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, publicServer]) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
 });
 
 function webFetch(options: Partial<BuiltinToolsOptions> = {}) {
@@ -77,13 +90,12 @@ function webFetch(options: Partial<BuiltinToolsOptions> = {}) {
   return (args: Record<string, unknown>) => runTool(tool, args, ctxFor("/tmp"));
 }
 
-/** DNS seam: public.test looks public; the fetch seam then delivers it to the loopback server. */
-const publicDns: ResolveHost = async (host) => (host === "public.test" ? ["93.184.216.34"] : host === "internal.test" ? ["10.9.8.7"] : []);
-const viaLoopback: typeof fetch = (input, init) => {
-  const url = new URL(input instanceof Request ? input.url : input.toString());
-  if (url.hostname === "public.test") url.hostname = "127.0.0.1";
-  return fetch(url, init);
-};
+/**
+ * DNS seam: public.test answers 127.0.0.2, which the tests whitelist as the stand-in for a
+ * public address (a real socket, no network needed); 127.0.0.1 stays refused.
+ */
+const PUBLIC_STAND_IN = ["127.0.0.2/32"];
+const publicDns: ResolveHost = async (host) => (host === "public.test" ? ["127.0.0.2"] : host === "internal.test" ? ["10.9.8.7"] : []);
 
 describe("web_fetch content extraction", () => {
   it("returns the article as markdown without scripts or navigation", async () => {
@@ -114,6 +126,10 @@ describe("web_fetch content extraction", () => {
     const result = await webFetch()({ url: `${base}/long`, max_chars: 1000 });
     expect(result.text).toContain(`${"z".repeat(1000)}\n\n(Content truncated at 1,000 of 10,000 characters; raise max_chars to see more.)`);
     expect((await webFetch()({ url: `${base}/long` })).text).not.toContain("truncated");
+  });
+
+  it("decodes a gzip-encoded body", async () => {
+    expect((await webFetch()({ url: `${base}/gzip` })).text).toContain("compressed body text");
   });
 
   it("marks HTTP errors", async () => {
@@ -157,12 +173,13 @@ describe("web_fetch SSRF guard", () => {
   });
 
   it("blocks a redirect to 127.0.0.1 from a public host", async () => {
-    const result = await webFetch({ ssrfWhitelist: [], resolveHost: publicDns, fetch: viaLoopback })({ url: `http://public.test:${port}/redirect-local` });
+    const result = await webFetch({ ssrfWhitelist: PUBLIC_STAND_IN, resolveHost: publicDns })({ url: `http://public.test:${port}/redirect-local` });
     expect(result.isError).toBe(true);
     expect(result.text).toBe(
       `Error: URL blocked by SSRF guard: 127.0.0.1 is a loopback address (reached by redirect from http://public.test:${port}/redirect-local)`,
     );
-    expect(hits).toEqual(["/redirect-local"]);
+    expect(publicHits).toEqual(["/redirect-local"]);
+    expect(hits).toEqual([]);
   });
 
   it("blocks a redirect to a private address even when loopback is whitelisted", async () => {
@@ -171,19 +188,14 @@ describe("web_fetch SSRF guard", () => {
   });
 
   it("blocks a host name that resolves to a private address, before connecting", async () => {
-    const calls: string[] = [];
-    const recording: typeof fetch = (input, init) => {
-      calls.push(String(input));
-      return fetch(input, init);
-    };
-    const result = await webFetch({ resolveHost: publicDns, fetch: recording })({ url: "http://internal.test/" });
+    const result = await webFetch({ resolveHost: publicDns })({ url: `http://internal.test:${port}/` });
     expect(result.text).toBe("Error: URL blocked by SSRF guard: internal.test resolves to a blocked address: 10.9.8.7 is a private address");
-    expect(calls).toEqual([]);
+    expect([...hits, ...publicHits]).toEqual([]);
   });
 
   it("blocks decimal, octal, hex and IPv6-mapped spellings of loopback", async () => {
     const go = webFetch({ ssrfWhitelist: [] });
-    for (const host of ["2130706433", "0177.0.0.1", "0x7f000001", "[::ffff:127.0.0.1]"]) {
+    for (const host of ["2130706433", "0177.0.0.1", "0x7f000001", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::7f00:1]", "[::ffff:7f00:1]", "[64:ff9b::7f00:1]"]) {
       const result = await go({ url: `http://${host}:${port}/article` });
       expect(result.text, host).toMatch(/^Error: URL blocked by SSRF guard: 127\.0\.0\.1 is a loopback address/);
     }
@@ -192,5 +204,62 @@ describe("web_fetch SSRF guard", () => {
 
   it("refuses non-http schemes", async () => {
     expect((await webFetch()({ url: "file:///etc/passwd" })).text).toMatch(/scheme file: is not allowed/);
+  });
+});
+
+describe("web_fetch connects only to the address it checked (pinned lookup)", () => {
+  /** A DNS-rebinding stand-in: a public answer for the check, loopback for any later question. */
+  function rebinding(): { resolve: ResolveHost; calls: string[] } {
+    const calls: string[] = [];
+    return {
+      calls,
+      resolve: async (host) => {
+        calls.push(host);
+        return calls.filter((h) => h === host).length === 1 ? ["127.0.0.2"] : ["127.0.0.1"];
+      },
+    };
+  }
+
+  it("a name that rebinds to 127.0.0.1 after the check never reaches the loopback server", async () => {
+    const dns = rebinding();
+    const result = await webFetch({ ssrfWhitelist: PUBLIC_STAND_IN, resolveHost: dns.resolve })({ url: `http://rebind.test:${port}/article` });
+    expect(result.isError).toBe(false);
+    expect(result.text).toMatch(new RegExp(`^URL: http://rebind.test:${port}/article\\nStatus: 200\\nTitle: Test Article`));
+    // The request went to the checked address; DNS was asked once; loopback got nothing.
+    expect(publicHits).toEqual(["/article"]);
+    expect(hits).toEqual([]);
+    expect(dns.calls).toEqual(["rebind.test"]);
+  });
+
+  it("every redirect hop is checked and pinned on its own", async () => {
+    const dns = rebinding();
+    const result = await webFetch({ ssrfWhitelist: PUBLIC_STAND_IN, resolveHost: dns.resolve })({ url: `http://rebind.test:${port}/redirect-other` });
+    expect(result.text).toMatch(new RegExp(`^URL: http://other.test:${port}/article\nStatus: 200`));
+    expect(publicHits).toEqual(["/redirect-other", "/article"]);
+    expect(hits).toEqual([]);
+    expect(dns.calls).toEqual(["rebind.test", "other.test"]);
+  });
+
+  it("a name that rebinds between two hops is refused at the second check, before connecting", async () => {
+    const dns = rebinding();
+    const result = await webFetch({ ssrfWhitelist: PUBLIC_STAND_IN, resolveHost: dns.resolve })({ url: `http://rebind.test:${port}/redirect` });
+    expect(result.text).toBe(
+      `Error: URL blocked by SSRF guard: rebind.test resolves to a blocked address: 127.0.0.1 is a loopback address (reached by redirect from http://rebind.test:${port}/redirect)`,
+    );
+    expect(publicHits).toEqual(["/redirect"]);
+    expect(hits).toEqual([]);
+  });
+
+  it("the pinned lookup hands out only checked addresses for the checked host", async () => {
+    const { pinnedLookup } = await import("../../src/tools/builtin/web-fetch-pinned.js");
+    const { SsrfGuard } = await import("../../src/tools/builtin/ssrf-guard.js");
+    const guard = new SsrfGuard({ whitelist: PUBLIC_STAND_IN });
+    const lookup = pinnedLookup("a.test", ["127.0.0.2", "127.0.0.1", "::7f00:1"], (a) => guard.checkAddress(a));
+    const ask = (host: string, options: object) =>
+      new Promise<unknown>((resolve) => lookup(host, options as never, (err, address) => resolve(err ? `error: ${err.message}` : address)));
+    expect(await ask("a.test", { all: true })).toEqual([{ address: "127.0.0.2", family: 4 }]);
+    expect(await ask("a.test", {})).toBe("127.0.0.2");
+    expect(await ask("a.test", { family: 6 })).toBe("error: connection refused by SSRF pinning: no checked address for a.test");
+    expect(await ask("b.test", {})).toBe("error: connection refused by SSRF pinning: b.test is not the checked host a.test");
   });
 });

@@ -43,7 +43,7 @@ export interface BuiltinToolsOptions {
   ssrfWhitelist?: string[];
   /** DNS seam for the SSRF guard. */
   resolveHost?: ResolveHost;
-  /** HTTP seam for web_fetch and web_search. */
+  /** HTTP seam for web_search (web_fetch connects itself, pinned to checked addresses). */
   fetch?: typeof fetch;
   /** Delivery seam for `message`; without it the tool is not offered. */
   sendMessage?: SendMessage;
@@ -95,7 +95,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
   }
   const web = options.web ?? {};
   if (web.enable !== false) {
-    add("web_fetch", () => createWebFetchTool({ ssrf, ...(options.fetch ? { fetch: options.fetch } : {}), ...(web.fetch ?? {}) }));
+    // web_fetch makes its own pinned connections (no fetch seam: the pinning is what is tested).
+    add("web_fetch", () => createWebFetchTool({ ssrf, ...(web.fetch ?? {}) }));
     add("web_search", () => createWebSearchTool(web.search ?? {}, options.fetch ?? fetch));
   }
   if (options.sendMessage) {

@@ -1,14 +1,18 @@
 /**
  * The SSRF guard: an outbound URL may only reach public unicast addresses. Literal IPs in any
- * notation (decimal, octal, hex, IPv4-mapped IPv6, NAT64) are normalised before the check and
- * host names are resolved through an injectable resolver, so a public-looking name pointing
- * at 10.0.0.1 is refused too. `tools.ssrfWhitelist` CIDRs open specific ranges.
+ * notation (decimal, octal, hex, every IPv6 form that carries an IPv4 — see ssrf-embedded) are
+ * normalised before the check and host names are resolved through an injectable resolver, so
+ * a public-looking name pointing at 10.0.0.1 is refused too. `tools.ssrfWhitelist` CIDRs open
+ * specific ranges.
  *
- * Known limit: the HTTP client resolves the name again when it connects (DNS rebinding window).
+ * The addresses a check returns are the only ones a connection may use: web_fetch connects
+ * through a lookup pinned to them (web-fetch-pinned), so DNS is not asked again between the
+ * check and the connection (no rebinding window).
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
 import { ConfigError } from "../../core/errors.js";
+import { embeddedIPv4 } from "./ssrf-embedded.js";
 
 /** Resolves a host name to its IP addresses (the seam tests use to fake DNS). */
 export type ResolveHost = (hostname: string) => Promise<string[]>;
@@ -33,11 +37,16 @@ export function parseCidrList(list: readonly string[], keyPath = "tools.ssrfWhit
   });
 }
 
-/** Parses an IP literal in any notation ipaddr.js accepts; undefined when it is not an IP. */
+/**
+ * Parses an IP literal in any notation ipaddr.js accepts; undefined when it is not an IP.
+ * IPv6 text goes through the URL parser first: ipaddr.js reads `::1.2.3.4` (IPv4-compatible)
+ * as `::ffff:1.2.3.4`, and the URL parser's canonical form is what a connection would use.
+ */
 export function parseIpLiteral(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   const bare = text.startsWith("[") && text.endsWith("]") ? text.slice(1, -1) : text;
   try {
-    return ipaddr.parse(bare);
+    if (!bare.includes(":")) return ipaddr.parse(bare);
+    return ipaddr.parse(new URL(`http://[${bare}]/`).hostname.slice(1, -1));
   } catch {
     return undefined;
   }
@@ -47,18 +56,36 @@ function inCidrs(address: ipaddr.IPv4 | ipaddr.IPv6, cidrs: readonly Cidr[]): bo
   return cidrs.some(([range, bits]) => address.kind() === range.kind() && address.match([range, bits] as never));
 }
 
+function verdictV4(address: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
+  const text = address.toString();
+  if (text === "169.254.169.254" || text === "fd00:ec2::254") return `${text} is a cloud metadata address`;
+  const range = address.range();
+  return range === "unicast" ? undefined : `${text} is a ${range} address`;
+}
+
 /**
- * Why an address is not allowed, or undefined for a public unicast address. IPv4-mapped IPv6
- * is judged as the IPv4 it carries; every special range (NAT64, 6to4, Teredo, …) is refused.
+ * Why an address is not allowed, or undefined for a public unicast address. An IPv6 address
+ * that carries an IPv4 is judged as that IPv4 (IPv4-mapped, -compatible, -translated, NAT64):
+ * it is that IPv4 on the wire. Tunnel forms (6to4, Teredo, ISATAP) are refused when the IPv4
+ * they lead to is not public, and 6to4/Teredo themselves stay refused as special ranges.
  */
 export function blockedAddressReason(address: ipaddr.IPv4 | ipaddr.IPv6, whitelist: readonly Cidr[] = []): string | undefined {
-  const normalised = address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
-  if (inCidrs(normalised, whitelist) || inCidrs(address, whitelist)) return undefined;
-  const text = normalised.toString();
-  if (text === "169.254.169.254" || text === "fd00:ec2::254") return `${text} is a cloud metadata address`;
-  const range = normalised.range();
-  if (range === "unicast") return undefined;
-  return `${text} is a ${range} address`;
+  if (inCidrs(address, whitelist)) return undefined;
+  if (address.kind() === "ipv6") {
+    for (const embedded of embeddedIPv4(address as ipaddr.IPv6)) {
+      if (inCidrs(embedded.ipv4, whitelist)) {
+        if (embedded.isSameHost) return undefined;
+        continue;
+      }
+      const reason = verdictV4(embedded.ipv4);
+      if (embedded.isSameHost) {
+        // Mapped addresses have always been named by their IPv4 alone; the others say their form.
+        return reason && embedded.form !== "IPv4-mapped" ? `${reason} (${embedded.form} ${address.toString()})` : reason;
+      }
+      if (reason) return `${reason} (${embedded.form} ${address.toString()})`;
+    }
+  }
+  return verdictV4(address);
 }
 
 export type UrlCheck = { ok: true; url: URL; addresses: string[] } | { ok: false; reason: string };
@@ -86,6 +113,12 @@ export class SsrfGuard {
     return undefined;
   }
 
+  /** Verdict on one resolved address (text form); used again by the pinned connection. */
+  checkAddress(address: string): string | undefined {
+    const ip = parseIpLiteral(address);
+    return ip ? blockedAddressReason(ip, this.whitelist) : `resolver returned a non-IP ${address}`;
+  }
+
   /** Full check of one URL: scheme, literal host, then every address the name resolves to. */
   async checkUrl(input: string | URL): Promise<UrlCheck> {
     let url: URL;
@@ -108,8 +141,7 @@ export class SsrfGuard {
     }
     if (addresses.length === 0) return { ok: false, reason: `${host} did not resolve to any address` };
     for (const address of addresses) {
-      const ip = parseIpLiteral(address);
-      const reason = ip ? blockedAddressReason(ip, this.whitelist) : `resolver returned a non-IP ${address}`;
+      const reason = this.checkAddress(address);
       if (reason) return { ok: false, reason: `${host} resolves to a blocked address: ${reason}` };
     }
     return { ok: true, url, addresses };

@@ -1,12 +1,14 @@
 /**
  * web_fetch: fetches a URL and returns its readable content. Redirects are followed by hand so
- * the SSRF guard sees every hop, the body is read as a stream and cut at a byte cap, and the
- * whole exchange has a deadline.
+ * the SSRF guard sees every hop, each hop connects only to the addresses its check passed
+ * (web-fetch-pinned: no second DNS answer between check and connection), the body is read as
+ * a stream and cut at a byte cap, and the whole exchange has a deadline.
  */
 import { z } from "zod";
 import type { Tool } from "../tool.js";
 import { defineTool, errorResult } from "./define-tool.js";
 import type { SsrfGuard } from "./ssrf-guard.js";
+import { pinnedGet } from "./web-fetch-pinned.js";
 import { fmt } from "./walk.js";
 
 export const FETCH_DEFAULT_MAX_CHARS = 50_000;
@@ -17,7 +19,6 @@ const USER_AGENT = "Mozilla/5.0 (compatible; nanobot/0.1; +https://github.com/na
 
 export interface WebFetchOptions {
   ssrf: SsrfGuard;
-  fetch?: typeof fetch;
   maxBytes?: number;
   timeoutMs?: number;
   maxRedirects?: number;
@@ -101,7 +102,7 @@ async function render(body: Body, contentType: string, mode: "markdown" | "text"
 }
 
 export function createWebFetchTool(options: WebFetchOptions): Tool {
-  const fetchImpl = options.fetch ?? fetch;
+  const checkAddress = (address: string): string | undefined => options.ssrf.checkAddress(address);
   const maxBytes = options.maxBytes ?? FETCH_MAX_BYTES;
   const timeoutMs = options.timeoutMs ?? FETCH_TIMEOUT_MS;
   const maxRedirects = options.maxRedirects ?? FETCH_MAX_REDIRECTS;
@@ -127,11 +128,12 @@ export function createWebFetchTool(options: WebFetchOptions): Tool {
             const via = chain.length > 0 ? ` (reached by redirect from ${chain.join(" -> ")})` : "";
             return errorResult(`Error: URL blocked by SSRF guard: ${verdict.reason}${via}`);
           }
-          response = await fetchImpl(verdict.url, {
-            redirect: "manual",
-            signal: deadline,
-            headers: { "user-agent": USER_AGENT, accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.8" },
-          });
+          response = await pinnedGet(
+            verdict,
+            { "user-agent": USER_AGENT, accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.8" },
+            deadline,
+            checkAddress,
+          );
           const location = response.headers.get("location");
           if (response.status < 300 || response.status >= 400 || !location) break;
           await response.body?.cancel().catch(() => undefined);
