@@ -86,6 +86,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX turns_pending ON turns(session_key) WHERE status = 'pending';
     `,
   },
+  {
+    version: 3,
+    description: "thread titles (from the first user message)",
+    sql: `
+      ALTER TABLE threads ADD COLUMN title TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

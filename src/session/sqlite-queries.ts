@@ -31,6 +31,8 @@ export interface ThreadRow {
   updated_at: number;
   replay_seq: number;
   summary_seq: number | null;
+  /** Schema v3; set from the thread's first user message. */
+  title: string | null;
 }
 
 export interface TurnRow {
@@ -178,6 +180,7 @@ export class SessionQueries {
       id: row.id,
       sessionKey: row.session_key,
       name: row.name,
+      title: row.title ?? null,
       status: row.status,
       current: row.id === currentId,
       createdAt: row.created_at,

@@ -16,6 +16,7 @@ import {
 } from "./repair.js";
 import { rowToMessage } from "./rows.js";
 import type { SessionQueries, TurnRow } from "./sqlite-queries.js";
+import { titleFromMessage } from "./title.js";
 import { SessionStoreError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
@@ -39,7 +40,23 @@ export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMes
     )
     .run(id, sessionKey, thread.id, userMessage.id, seq, now());
   q.touchSession(sessionKey);
+  if (thread.title === null) giveTitle(ops, sessionKey, thread.id, userMessage);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
+}
+
+/**
+ * A thread's first turn titles it; the session takes the title of its first titled thread
+ * (`metadata.title`, what `sessions list` shows), unless it already has one.
+ */
+function giveTitle(ops: TurnOps, sessionKey: string, threadId: string, userMessage: UserMessage): void {
+  const title = titleFromMessage(userMessage);
+  if (!title) return;
+  const { q } = ops;
+  q.prepare("UPDATE threads SET title = ? WHERE id = ? AND title IS NULL").run(title, threadId);
+  const session = q.requireSession(sessionKey);
+  const metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+  if (typeof metadata.title === "string" && metadata.title !== "") return;
+  q.prepare("UPDATE sessions SET metadata = ? WHERE key = ?").run(JSON.stringify({ ...metadata, title }), sessionKey);
 }
 
 export function saveCheckpoint(ops: TurnOps, turnId: string, checkpoint: Checkpoint): void {

@@ -25,6 +25,8 @@ export interface ThreadInfo {
   sessionKey: string;
   /** Set for named threads; `null` for the default/archived ones. */
   name: string | null;
+  /** A short title from the thread's first user message (`null` until it has one). */
+  title: string | null;
   status: ThreadStatus;
   /** True for the thread new turns go to. */
   current: boolean;

@@ -86,7 +86,8 @@ describe("slash commands through the loop", () => {
     await h.loop.process({ sessionKey: "cli:x", content: "question one" });
     await h.loop.process({ sessionKey: "cli:x", content: "question two" });
     const reply = await h.loop.process({ sessionKey: "cli:x", content: "/history 3" });
-    expect(reply.content).toBe("Assistant: answer one\nYou: question two\nAssistant: answer two");
+    // Headed by the thread's title, taken from its first message.
+    expect(reply.content).toBe("— question one —\nAssistant: answer one\nYou: question two\nAssistant: answer two");
   });
 
   it("/restart without a restart hook says it is unavailable", async () => {

@@ -100,7 +100,9 @@ const history: SlashCommand = {
     const messages = (await host.runtime.store().loadMessages(sessionKey)).filter((m) => m.role === "user" || m.role === "assistant");
     const shown = messages.slice(-Math.min(n, HISTORY_MAX));
     if (shown.length === 0) return "No messages yet.";
-    return shown
+    const thread = (await host.runtime.store().listThreads(sessionKey)).find((t) => t.current);
+    const heading = thread?.name ?? thread?.title;
+    return (heading ? `— ${heading} —\n` : "") + shown
       .map((m) => {
         const text = textOf(m).replace(/\s+/g, " ").trim() || "(tool use)";
         return `${m.role === "user" ? "You" : "Assistant"}: ${text.length > HISTORY_LINE_CHARS ? `${text.slice(0, HISTORY_LINE_CHARS)}…` : text}`;

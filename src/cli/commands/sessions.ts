@@ -124,7 +124,7 @@ function sessionJson(s: SessionInfo): Record<string, unknown> {
 }
 
 function threadJson(t: ThreadInfo): Record<string, unknown> {
-  return { id: t.id, name: t.name, status: t.status, current: t.current, messageCount: t.messageCount, createdAt: iso(t.createdAt) };
+  return { id: t.id, name: t.name, title: t.title, status: t.status, current: t.current, messageCount: t.messageCount, createdAt: iso(t.createdAt) };
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -136,7 +136,7 @@ function table(header: string[], rows: string[][]): string {
 function renderSession(session: SessionInfo, threads: ThreadInfo[], messages: Message[], ctx: CliContext): string {
   const c = ctx.colors.out;
   const out: string[] = [c.bold(session.key)];
-  out.push(`threads: ${threads.map((t) => `${t.id}${t.name ? ` (${t.name})` : ""} ${t.status}${t.current ? " *" : ""}`).join(", ")}`);
+  out.push(`threads: ${threads.map((t) => `${t.id}${t.name ? ` (${t.name})` : ""}${t.title ? ` "${t.title}"` : ""} ${t.status}${t.current ? " *" : ""}`).join(", ")}`);
   out.push("");
   for (const m of messages) out.push(`${c.cyan(`[${m.role}]`)} ${describeMessage(m)}`);
   return `${out.join("\n")}\n`;
