@@ -13,6 +13,7 @@ import type { UserContentPart } from "../core/messages.js";
 import { fitToolName } from "../mcp/names.js";
 import type { Tool, ToolOutput } from "../tools/tool.js";
 import type { Runtime } from "./runtime.js";
+import { DEFAULT_MAX_SUBAGENT_DEPTH, chainFor, enterSubagentSession, refuseSubagentCall } from "./subagent-chain.js";
 import { DirectTurnProcessor } from "./turn-processor.js";
 import type { TurnOptions, TurnReply, TurnRequest } from "./turn-processor.js";
 
@@ -77,12 +78,15 @@ export type RunTurn = (request: TurnRequest, options: TurnOptions) => Promise<Tu
 /**
  * The tools for an agent's `agents: [...]` list. Unknown names and the agent itself are left
  * out (reported through the runtime's logger). `runTurn` defaults to a direct session turn;
- * the AgentLoop may pass its own `process` so sub-agent turns share its bookkeeping.
+ * the AgentLoop may pass its own `process` so sub-agent turns share its bookkeeping. A call
+ * that would close a cycle or nest deeper than `agents.defaults.maxSubagentDepth` is a tool
+ * error (subagent-chain.ts).
  */
 export function createSubagentTools(runtime: Runtime, agentConfig: AgentConfig | undefined, runTurn?: RunTurn): Tool[] {
   const named = runtime.config.agents.named;
   const parent = Object.keys(named).find((key) => named[key] === agentConfig) ?? "nanobot";
   const run: RunTurn = runTurn ?? ((request, options) => new DirectTurnProcessor(runtime).process(request, options));
+  const maxDepth = runtime.config.agents.defaults.maxSubagentDepth ?? DEFAULT_MAX_SUBAGENT_DEPTH;
   const tools: Tool[] = [];
   for (const other of new Set(agentConfig?.agents ?? [])) {
     if (!named[other]) {
@@ -90,33 +94,43 @@ export function createSubagentTools(runtime: Runtime, agentConfig: AgentConfig |
       continue;
     }
     if (other === parent) continue;
-    tools.push(subagentTool(parent, other, named[other]?.description, run));
+    tools.push(subagentTool(parent, other, named[other]?.description, run, maxDepth));
   }
   return tools;
 }
 
-function subagentTool(parent: string, other: string, description: string | undefined, run: RunTurn): Tool {
+function subagentTool(parent: string, other: string, description: string | undefined, run: RunTurn, maxDepth: number): Tool {
   return {
     name: fitToolName(`chat-with-${other}`),
     description: `${description ?? `Ask the ${other} agent.`} It works on the prompt with its own instructions and tools and returns its final answer; it does not see this conversation, so put everything it needs in the prompt.`,
     parameters: CHAT_INPUT_SCHEMA,
     async execute(args, ctx, signal): Promise<ToolOutput> {
       const input = parseChatInput(args);
+      const chain = chainFor(ctx.sessionKey, parent);
+      const refused = refuseSubagentCall(chain, other, maxDepth);
+      if (refused) return { isError: true, content: [{ type: "text", text: refused }] };
       let step = 0;
       const onEvent = (event: AgentEvent): void => {
         // Surface the sub-agent's tool activity as progress of this call.
         if (event.type === "tool_call") ctx.progress?.(++step, undefined, `${other}: ${event.toolCall.name}`);
       };
-      const reply = await run(
-        {
-          sessionKey: `subagent:${parent}:${other}:${randomUUID().slice(0, 8)}`,
-          content: chatInputContent(input),
-          agent: other,
-          channel: "subagent",
-          metadata: { parentSessionKey: ctx.sessionKey, parentCallId: ctx.callId },
-        },
-        { signal, onEvent },
-      );
+      const sessionKey = `subagent:${parent}:${other}:${randomUUID().slice(0, 8)}`;
+      const leave = enterSubagentSession(sessionKey, [...chain, other]);
+      let reply: TurnReply;
+      try {
+        reply = await run(
+          {
+            sessionKey,
+            content: chatInputContent(input),
+            agent: other,
+            channel: "subagent",
+            metadata: { parentSessionKey: ctx.sessionKey, parentCallId: ctx.callId, subagentChain: [...chain, other] },
+          },
+          { signal, onEvent },
+        );
+      } finally {
+        leave();
+      }
       if (reply.error !== undefined) return { isError: true, content: [{ type: "text", text: `${other} failed: ${reply.error}` }] };
       if (reply.stopReason === "aborted") return { isError: true, content: [{ type: "text", text: `${other} was stopped` }] };
       return reply.content.trim() ? reply.content : NO_CONTENT;

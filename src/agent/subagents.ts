@@ -14,6 +14,7 @@ import { defineTool } from "../tools/builtin/define-tool.js";
 import type { Tool } from "../tools/tool.js";
 import type { AgentProfile } from "./runtime.js";
 import { Semaphore } from "./semaphore.js";
+import { holdSubagentSession } from "./subagent-chain.js";
 
 /** Tools a sub-agent never gets. */
 const spawnSchema = z.object({
@@ -119,6 +120,9 @@ export class SubagentManager {
     const abort = new AbortController();
     this.running.set(id, { id, sessionKey: origin.sessionKey, abort });
     const base = { id, label, task, origin };
+    // Spawned inside a chat-with sub-agent, the run keeps that session's agent chain alive, so
+    // the chat-with calls it makes are still checked for cycles and depth after the turn ends.
+    const releaseChain = holdSubagentSession(origin.sessionKey);
     const done = (async (): Promise<SubagentResult> => {
       let release: (() => void) | undefined;
       try {
@@ -147,6 +151,7 @@ export class SubagentManager {
         return isAbortError(err) ? { ...base, status: "stopped", content: "stopped before it finished" } : { ...base, status: "failed", content: errorMessage(err) };
       } finally {
         release?.();
+        releaseChain();
         this.running.delete(id);
       }
     })();

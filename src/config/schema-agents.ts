@@ -34,6 +34,7 @@ export const agentDefaultsSchema = z
     unifiedSession: bool().default(false),
     consolidationRatio: ratio().default(0.5),
     maxConcurrentSubagents: positiveInt().default(1),
+    maxSubagentDepth: positiveInt().default(3).describe("How deep chat-with-<agent> calls may nest (A → B → C → D is depth 3); deeper calls and cycles are refused"),
     fallbackModels: stringArray().default([]),
     reasoningEffort: oneOf(REASONING_EFFORTS).optional(),
     modelPreset: str().optional(),
