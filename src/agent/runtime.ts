@@ -61,6 +61,8 @@ export interface AgentProfile {
 export interface RuntimeOptions {
   config: NanobotConfig;
   home: string;
+  /** The config file read, hidden from sandboxed commands like the home. */
+  configPath?: string;
   env?: Record<string, string | undefined>;
   logger?: Logger;
   /** HTTP seam for providers (tests). */
@@ -252,6 +254,9 @@ export class Runtime {
         workspace: this.workspace,
         restrictToWorkspace: cfg.restrictToWorkspace,
         exec: cfg.exec,
+        nanobotHome: this.home,
+        ...(this.options.configPath ? { configPath: this.options.configPath } : {}),
+        env: this.env,
         web: { enable: cfg.web.enable, search: cfg.web.search as never },
         ssrfWhitelist: cfg.ssrfWhitelist,
         sendMessage: this.options.sendMessage,

@@ -3,6 +3,7 @@
  * `mcpServers` (Go nanobot, CONTRACT.md) and from `tools.mcpServers` (Python nanobot).
  */
 import { z } from "zod";
+import { isProviderKey } from "../tools/builtin/exec-env.js";
 import {
   bool,
   nonNegativeNumber,
@@ -58,7 +59,18 @@ export const execToolSchema = z.strictObject({
   allowPatterns: stringArray().default([]),
   denyPatterns: stringArray().default([]),
   pathAppend: str().optional(),
-  sandbox: z.union([str(), bool()]).optional(),
+  // "" is the Python template's unset value; true/false are read as "bwrap"/"none".
+  sandbox: z
+    .union([z.enum(["auto", "bwrap", "none", ""]), z.boolean()], { error: 'expected "auto", "bwrap" or "none"' })
+    .transform((v): "auto" | "bwrap" | "none" => (v === true ? "bwrap" : v === false ? "none" : v === "" ? "auto" : v))
+    .default("auto")
+    .describe('"auto": bubblewrap when it works here; "bwrap": required; "none": no sandbox'),
+  network: bool().default(false).describe("Sandboxed commands may use the network"),
+  allowedEnvKeys: stringArray()
+    .default([])
+    .refine((keys) => keys.every((k) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)), { error: "expected environment variable names" })
+    .refine((keys) => !keys.some(isProviderKey), { error: "expected variable names that are not provider keys (a *_API_KEY never reaches a command)" })
+    .describe("Variables passed to commands besides PATH, HOME, LANG, TERM"),
 });
 
 export const webSearchSchema = z.looseObject({

@@ -1,5 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXEC_OUTPUT_CAP } from "../../src/tools/builtin/exec.js";
@@ -7,6 +6,7 @@ import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { HeadTailBuffer } from "../../src/tools/builtin/output-buffer.js";
 import type { Tool } from "../../src/tools/tool.js";
 import { ALLOWED_COMMANDS } from "./fixtures/exec-corpus.js";
+import { BWRAP, processesWith, uniqueSleep } from "./exec-helpers.js";
 import { byName, ctxFor, makeSandbox, runTool, type Sandbox } from "./helpers.js";
 
 let box: Sandbox;
@@ -18,22 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await box.cleanup();
 });
-
-/** Alive means present and not a zombie (an unreaped zombie holds no resources). */
-function isAlive(pid: number): boolean {
-  const stat = `/proc/${pid}/stat`;
-  if (!existsSync(stat)) return false;
-  try {
-    const state = readFileSync(stat, "utf8").split(") ")[1]?.[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
-}
-
-function pids(text: string): number[] {
-  return [...text.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
-}
 
 describe("exec runs allowed commands", () => {
   it.each(ALLOWED_COMMANDS.map((c) => [c.command, c] as const))("runs %j", async (_label, entry) => {
@@ -82,33 +66,36 @@ describe("exec results", () => {
   });
 });
 
-describe("exec kills the whole process tree", () => {
-  it("on timeout, no child survives", async () => {
-    const command = "sleep 100 & echo pid=$!; sleep 100 & echo pid=$!; echo pid=$$; wait";
-    const result = await runTool(exec, { command, timeout: 1 }, ctxFor(box.workspace));
+/** The same kill guarantees with the sandbox and without it. */
+const KILL_MODES = [
+  // setsid leaves the process group; only the sandbox's PID namespace takes such a process down.
+  { mode: "bwrap", escapes: "setsid sleep NAP & ", make: () => exec },
+  { mode: "none", escapes: "", make: () => byName(createBuiltinTools({ workspace: box.workspace, restrictToWorkspace: false, home: box.home, exec: { sandbox: "none" } }), "exec") },
+] as const;
+
+describe.each(KILL_MODES.filter((m) => m.mode === "none" || BWRAP.available))("exec kills the whole process tree (sandbox $mode)", ({ escapes, make }) => {
+  it("on timeout, no child survives (background jobs and nohup included)", async () => {
+    const nap = uniqueSleep();
+    const command = `sleep ${nap} & sleep ${nap} & ${escapes.replace("NAP", nap)}nohup sleep ${nap} >/dev/null 2>&1 & echo started; wait`;
+    const result = await runTool(make(), { command, timeout: 1 }, ctxFor(box.workspace));
     expect(result.isError).toBe(true);
-    expect(result.text).toMatch(/timed out after 1 s/);
-    const found = pids(result.text);
-    expect(found).toHaveLength(3);
-    for (const pid of found) expect(isAlive(pid)).toBe(false);
+    expect(result.text).toMatch(/started[\s\S]*timed out after 1 s/);
+    expect(processesWith(`sleep ${nap}`)).toEqual([]);
   });
 
   it("on abort, no child survives", async () => {
-    const pidFile = path.join(box.workspace, "pids.txt");
+    const nap = uniqueSleep();
+    const marker = path.join(box.workspace, `started-${nap}`);
     const controller = new AbortController();
-    const command = "sleep 100 & echo pid=$! > pids.txt; echo pid=$$ >> pids.txt; wait";
-    const running = runTool(exec, { command }, ctxFor(box.workspace), controller.signal);
-    // Abort once the command has written its pids.
-    for (let i = 0; i < 500 && !/pid=\d+\npid=\d+/.test(existsSync(pidFile) ? readFileSync(pidFile, "utf8") : ""); i += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const command = `sleep ${nap} & sleep ${nap} & touch ${path.basename(marker)}; wait`;
+    const running = runTool(make(), { command }, ctxFor(box.workspace), controller.signal);
+    for (let i = 0; i < 500 && !existsSync(marker); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(processesWith(`sleep ${nap}`).length).toBeGreaterThanOrEqual(2);
     controller.abort();
     const result = await running;
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/aborted/);
-    const found = pids(await readFile(pidFile, "utf8"));
-    expect(found).toHaveLength(2);
-    for (const pid of found) expect(isAlive(pid)).toBe(false);
+    expect(processesWith(`sleep ${nap}`)).toEqual([]);
   });
 });
 

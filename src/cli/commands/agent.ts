@@ -51,7 +51,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       ctx.printWarnings(loaded.warnings);
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const [{ Runtime }, { AgentLoop }] = await modules;
-      const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
       if (opts.message === undefined) {

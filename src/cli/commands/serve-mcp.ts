@@ -37,7 +37,7 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         import("../../agent/agent-loop.js"),
         import("../../gateway/mcp/stdio.js"),
       ]);
-      const runtime = new Runtime({ config: loaded.config, home: loaded.home, env: ctx.io.env, logger });
+      const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
       const loop = options.processorFor ? undefined : new AgentLoop({ runtime });

@@ -7,6 +7,7 @@ import { defaultAgentName, defaultModel } from "../../config/config-helpers.js";
 import type { LoadedConfig } from "../../config/load.js";
 import { maskCommandLine, maskValue } from "../../config/mask.js";
 import { scrubSecretText } from "../../core/scrub.js";
+import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
 import type { CliContext } from "../context.js";
 
 /** A plain summary, also printed as JSON by `status --json`. */
@@ -22,6 +23,8 @@ export interface StatusReport {
   mcpServers: Array<{ name: string; transport: string; target: string }>;
   agents: string[];
   channels: string[];
+  /** Where `exec` runs: "bwrap (…)", or "none — why", or "disabled". */
+  sandbox: string;
 }
 
 export function statusReport(loaded: LoadedConfig, version: string): StatusReport {
@@ -65,6 +68,9 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
     mcpServers,
     agents: Object.keys(config.agents.named),
     channels,
+    sandbox: config.tools.exec.enable
+      ? describeSandbox(resolveSandbox({ setting: config.tools.exec.sandbox, restrictToWorkspace: config.tools.restrictToWorkspace }), config.tools.exec.network)
+      : "exec disabled",
   };
 }
 
@@ -109,6 +115,7 @@ function renderStatus(r: StatusReport, ctx: CliContext): string {
     line("providers", providers) +
     line("mcp servers", servers) +
     line("agents", agents) +
-    line("channels", r.channels.length ? r.channels.join(", ") : none("none enabled"))
+    line("channels", r.channels.length ? r.channels.join(", ") : none("none enabled")) +
+    line("sandbox", r.sandbox.startsWith("none") ? c.yellow(r.sandbox) : r.sandbox)
   );
 }

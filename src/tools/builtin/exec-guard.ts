@@ -1,13 +1,16 @@
 /**
  * Decides whether a shell command may run, before it runs. Filters in order: syntax (what we
- * cannot parse we do not run), deny (built-in rules + user denyPatterns), allow (every segment
- * must fully match an allowPattern), workspace (cd and paths outside it, when restricted) and
- * network (URLs or hosts that are private, loopback, link-local or metadata).
+ * cannot parse we do not run), deny (built-in rules + user denyPatterns), allow (a real bash
+ * parse: plain commands only, each fully matching an allowPattern; async, in `verify`),
+ * workspace (cd and paths outside it, when restricted) and network (URLs or hosts that are
+ * private, loopback, link-local or metadata). A text filter is a friendly early refusal, not a
+ * boundary: the sandbox (sandbox-bwrap.ts) is.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { ConfigError } from "../../core/errors.js";
+import { checkAllowPatterns } from "./exec-allow.js";
 import { DEFAULT_PROTECTED_PATHS, denyRaw, denySegment, nestedCommand } from "./exec-deny-rules.js";
 import { commandName, commandWords, parseShell, type ShellSegment } from "./shell-split.js";
 import type { SsrfGuard } from "./ssrf-guard.js";
@@ -22,7 +25,7 @@ export interface ExecGuardOptions {
   ssrf: SsrfGuard;
   /** Extra regexes (JavaScript syntax) that block a command when they match anywhere. */
   denyPatterns?: readonly string[];
-  /** When non-empty, every segment must fully match one of these regexes. */
+  /** When non-empty, every simple command must be plain and fully match one of these regexes. */
   allowPatterns?: readonly string[];
   protectedPaths?: readonly string[];
   home?: string;
@@ -66,11 +69,23 @@ export class ExecGuard {
     this.home = options.home ?? homedir();
   }
 
+  /** The text filters (syntax, deny, workspace, network); `verify` adds allowPatterns. */
   check(command: string, workspace?: string): ExecVerdict {
-    return this.checkText(command, workspace, 0, true);
+    return this.checkText(command, workspace, 0);
   }
 
-  private checkText(command: string, workspace: string | undefined, nesting: number, applyAllow: boolean): ExecVerdict {
+  /**
+   * Every filter, in order: syntax, deny, allow (on a real bash parse, see exec-allow.ts),
+   * workspace, network. What exec runs.
+   */
+  async verify(command: string, workspace?: string): Promise<ExecVerdict> {
+    const verdict = this.check(command, workspace);
+    if (!verdict.ok && (verdict.filter === "syntax" || verdict.filter === "deny")) return verdict;
+    const allowed = await checkAllowPatterns(command, this.allow);
+    return allowed.ok ? verdict : allowed;
+  }
+
+  private checkText(command: string, workspace: string | undefined, nesting: number): ExecVerdict {
     if (nesting > MAX_NESTING) return { ok: false, filter: "syntax", reason: "too many nested shells" };
     const parsed = parseShell(command);
     if (parsed.error) return { ok: false, filter: "syntax", reason: `${parsed.error}; the command cannot be checked` };
@@ -82,21 +97,17 @@ export class ExecGuard {
       const user = this.deny.find((re) => re.test(command) || re.test(segment.text) || re.test(normalized(segment)));
       if (user) return { ok: false, filter: "deny", reason: `matches deny pattern ${user.source} (${segment.text})` };
     }
-    if (applyAllow && this.allow.length > 0) {
-      const outside = parsed.segments.find((s) => !this.allow.some((re) => re.test(s.text) || re.test(normalized(s))));
-      if (outside) return { ok: false, filter: "allow", reason: `"${outside.text}" does not match any allowed pattern` };
-    }
     if (this.options.workspaceGuard.restrictToWorkspace) {
       const escape = this.workspaceEscape(parsed.segments, workspace);
       if (escape) return { ok: false, filter: "workspace", reason: escape };
     }
     const network = this.networkTarget(command, parsed.segments);
     if (network) return { ok: false, filter: "network", reason: network };
-    // The strings given to `bash -c` / `eval` are commands too; the allow list covered the outer segment.
+    // The strings given to `bash -c` / `eval` are commands too.
     for (const segment of parsed.segments) {
       const nested = nestedCommand(segment);
       if (nested === undefined) continue;
-      const verdict = this.checkText(nested, workspace, nesting + 1, false);
+      const verdict = this.checkText(nested, workspace, nesting + 1);
       if (!verdict.ok) return verdict;
     }
     return { ok: true };

@@ -33,7 +33,19 @@ export interface BuiltinToolsOptions {
     denyPatterns?: string[];
     /** Workspace-relative files no command may write (default `memory/history.jsonl`). */
     protectedPaths?: string[];
+    /** "auto" (bwrap when it works here), "bwrap" (required) or "none". */
+    sandbox?: "auto" | "bwrap" | "none";
+    /** The sandbox keeps the network (default false). */
+    network?: boolean;
+    /** Environment variables passed to commands besides PATH, HOME, LANG, TERM. */
+    allowedEnvKeys?: string[];
+    pathAppend?: string;
   };
+  /** `$NANOBOT_HOME` and the config file: hidden from sandboxed commands. */
+  nanobotHome?: string;
+  configPath?: string;
+  /** Environment commands draw from (default: this process's). */
+  env?: NodeJS.ProcessEnv;
   web?: {
     enable?: boolean;
     search?: WebSearchConfig;
@@ -90,6 +102,13 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
           ...(options.home ? { home: options.home } : {}),
         }),
         ...(exec.timeout !== undefined ? { timeout: exec.timeout } : {}),
+        ...(exec.sandbox ? { sandbox: exec.sandbox } : {}),
+        ...(exec.network !== undefined ? { network: exec.network } : {}),
+        ...(exec.allowedEnvKeys ? { allowedEnvKeys: exec.allowedEnvKeys } : {}),
+        ...(exec.pathAppend ? { pathAppend: exec.pathAppend } : {}),
+        ...(options.nanobotHome ? { nanobotHome: options.nanobotHome } : {}),
+        ...(options.configPath ? { configPath: options.configPath } : {}),
+        ...(options.env ? { env: options.env } : {}),
       }),
     );
   }

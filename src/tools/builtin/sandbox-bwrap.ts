@@ -1,0 +1,153 @@
+/**
+ * The bubblewrap sandbox for `exec`: which folders a command sees and how, built as bwrap
+ * arguments. The boundary is the mount namespace, not a filter: only system folders (read-only),
+ * the workspace (read-write, `memory/` read-only) and the PATH folders outside them (read-only)
+ * exist; `$HOME` and `/tmp` are empty private tmpfs; the nanobot home (config, `state.db`,
+ * secrets) is covered wherever it would otherwise show; `/dev` is bwrap's minimal set (null,
+ * zero, full, random, urandom, tty, pts, shm: no disks, no /dev/mem, no /dev/kmsg); the command
+ * gets its own PID, IPC, UTS and (unless `network`) network namespace, no capabilities, a new
+ * session (no TIOCSTI into our terminal), and dies with us.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import path from "node:path";
+
+/** System folders bound read-only when they exist (symlinks such as /bin → usr/bin included). */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
+/** Readable by root inside the sandbox (uid 0 stays uid 0): covered with an empty file or tmpfs. */
+const SYSTEM_SECRETS = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"];
+/** Where resolv.conf often points (systemd-resolved): only bound when the network is on. */
+const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];
+/** Namespaces and hardening every run uses; detection tries the same set. */
+const ISOLATION = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+
+export interface SandboxPlan {
+  workspace: string;
+  /** Where the command starts (inside the workspace). */
+  cwd: string;
+  /** `$NANOBOT_HOME`: never visible. */
+  nanobotHome?: string;
+  /** The config file, when it lives outside the nanobot home: never visible. */
+  configPath?: string;
+  /** The command's `$HOME`: an empty private tmpfs inside. */
+  home?: string;
+  /** PATH folders outside the system folders (e.g. ~/.nvm/.../bin): bound read-only. */
+  pathDirs?: readonly string[];
+  network: boolean;
+}
+
+export interface SandboxStatus {
+  available: boolean;
+  /** Why not, in one line (missing, or bwrap's own error). */
+  reason?: string;
+  bwrap?: string;
+}
+
+const detected = new Map<string, SandboxStatus>();
+
+function findOnPath(name: string, pathVar: string | undefined): string | undefined {
+  for (const dir of (pathVar ?? "").split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether bwrap can actually build a sandbox here, tried once per process (cached): being on
+ * PATH is not enough (no user namespaces, a seccomp profile, a container without privileges).
+ */
+export function detectBwrap(pathVar: string | undefined = process.env.PATH): SandboxStatus {
+  const key = pathVar ?? "";
+  const cached = detected.get(key);
+  if (cached) return cached;
+  const bwrap = findOnPath("bwrap", pathVar);
+  let status: SandboxStatus;
+  if (!bwrap) {
+    status = { available: false, reason: "bubblewrap (bwrap) is not installed" };
+  } else {
+    const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", ...ISOLATION, "true"], {
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 10_000,
+      encoding: "utf8",
+    });
+    status =
+      probe.status === 0
+        ? { available: true, bwrap }
+        : { available: false, bwrap, reason: `bwrap cannot create a sandbox here: ${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim().split("\n")[0]}` };
+  }
+  detected.set(key, status);
+  return status;
+}
+
+function isUnder(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Covers `target` inside the sandbox: a tmpfs over a folder, an empty read-only file over a file. */
+function cover(target: string): string[] {
+  if (!existsSync(target)) return [];
+  return isDir(target) ? ["--tmpfs", target] : ["--ro-bind", "/dev/null", target];
+}
+
+/**
+ * The bwrap arguments (everything before the command) for one run. Order matters: later mounts
+ * sit on top of earlier ones, so covers come after the binds they cover and the workspace comes
+ * after a tmpfs that contains it.
+ */
+export function bwrapArgs(plan: SandboxPlan): string[] {
+  const args: string[] = [];
+  const systemDirs = SYSTEM_DIRS.filter((d) => existsSync(d));
+  for (const dir of systemDirs) args.push("--ro-bind", dir, dir);
+  for (const secret of SYSTEM_SECRETS) args.push(...cover(secret));
+  if (plan.network) for (const dir of RESOLVER_DIRS.filter((d) => isDir(d))) args.push("--ro-bind", dir, dir);
+  args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  const bound = [...systemDirs, plan.workspace];
+  const home = plan.home && path.isAbsolute(plan.home) ? path.resolve(plan.home) : undefined;
+  // $HOME: a private, empty, writable tmpfs (dotfiles and keys stay outside), unless it is a
+  // system folder, the root, or inside the workspace.
+  if (home && home !== "/" && !systemDirs.some((d) => isUnder(home, d)) && !isUnder(home, plan.workspace)) {
+    args.push("--tmpfs", home);
+  }
+  for (const dir of plan.pathDirs ?? []) {
+    if (!isDir(dir) || bound.some((b) => isUnder(dir, b))) continue;
+    if (plan.nanobotHome && isUnder(dir, plan.nanobotHome)) continue;
+    args.push("--ro-bind", dir, dir);
+    bound.push(dir);
+  }
+  const nanobotHome = plan.nanobotHome ? path.resolve(plan.nanobotHome) : undefined;
+  // A nanobot home inside a system folder: covered before the workspace goes on top.
+  if (nanobotHome && !isUnder(nanobotHome, plan.workspace) && systemDirs.some((d) => isUnder(nanobotHome, d))) args.push(...cover(nanobotHome));
+  args.push("--bind", plan.workspace, plan.workspace);
+  // A nanobot home inside the workspace: covered after the workspace bind.
+  if (nanobotHome && isUnder(nanobotHome, plan.workspace) && nanobotHome !== plan.workspace) args.push(...cover(nanobotHome));
+  const memory = path.join(plan.workspace, "memory");
+  if (isDir(memory)) args.push("--ro-bind", memory, memory);
+  const configPath = plan.configPath;
+  if (configPath && bound.some((b) => isUnder(configPath, b))) args.push(...cover(configPath));
+  if (!plan.network) args.push("--unshare-net");
+  args.push(...ISOLATION, "--chdir", plan.cwd);
+  return args;
+}
+
+/** Why this workspace cannot be sandboxed (binding it would expose the system or the home), or undefined. */
+export function sandboxConflict(workspace: string, nanobotHome: string | undefined): string | undefined {
+  const ws = path.resolve(workspace);
+  if (SYSTEM_DIRS.some((d) => isUnder(d, ws))) return `the workspace ${ws} contains system folders; it cannot be the only writable place`;
+  if (nanobotHome && path.resolve(nanobotHome) === ws) return `the workspace is the nanobot home (${ws}); config.json and state.db would be visible — use a subfolder (agents.defaults.workspace)`;
+  return undefined;
+}
