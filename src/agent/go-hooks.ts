@@ -4,7 +4,8 @@
  *   agent they return replaces the configured one for the turn (tools, permissions,
  *   instructions, model settings). The built-in `nanobot.system/config` runs last, as in Go;
  *   here it is in-process and leaves the payload as it is, since `permissions` are applied
- *   when the agent's tools are built (src/agent/permissions.ts).
+ *   when the agent's tools are built (src/agent/permissions.ts). `mcpServers: {name: {url,
+ *   headers}}` in the result connects those servers for the agent to use.
  * - `request` / `response` hooks wrap each model call (src/mcp/hooks.ts).
  * A failing hook is a warning (logged, and a `warning` event) and the chain goes on.
  */
@@ -68,6 +69,25 @@ function replaceInstructions(messages: Message[], from: string, to: string): Mes
   return [{ ...first, content }, ...messages.slice(1)];
 }
 
+/**
+ * `mcpServers` a config hook returned: `{ name: { url, headers } }`, as in Go (a URL only, no
+ * command). Go's own `nanobot.*` servers have no counterpart here and are skipped.
+ */
+async function addServers(runtime: Runtime, servers: unknown, warn: (message: string) => void): Promise<void> {
+  if (!isRecord(servers)) return;
+  for (const [name, value] of Object.entries(servers)) {
+    if (name.startsWith("nanobot.")) continue;
+    const url = isRecord(value) && typeof value.url === "string" ? value.url : "";
+    if (!/^https?:\/\//.test(url)) {
+      warn(`config hook returned mcpServers.${name} without an http(s) url; skipped`);
+      continue;
+    }
+    const headers = isRecord(value) && isRecord(value.headers) ? (Object.fromEntries(Object.entries(value.headers).filter(([, v]) => typeof v === "string")) as Record<string, string>) : undefined;
+    const failure = await runtime.addHookServer(name, { url, ...(headers ? { headers } : {}) });
+    if (failure) warn(`config hook's MCP server ${name} failed to start: ${failure}`);
+  }
+}
+
 /** Sets up the hooks of a turn and applies the first round's `config` hooks. */
 export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promise<GoTurn> {
   const base = input.profile;
@@ -96,8 +116,7 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
     const payload = { agent: JSON.parse(applied) as Record<string, unknown>, sessionId: input.sessionKey };
     const result = await runHookChain(call, withSystemConfigHook(mappings), "config", payload, input.signal ? { signal: input.signal } : {});
     for (const w of result.warnings) input.warn(w);
-    const added = isRecord(result.payload.mcpServers) ? Object.keys(result.payload.mcpServers).filter((n) => !n.startsWith("nanobot.")) : [];
-    if (added.length > 0) input.warn(`config hook returned mcpServers (${added.join(", ")}); adding MCP servers from a hook is not supported, declare them in mcpServers`);
+    await addServers(runtime, result.payload.mcpServers, input.warn);
     if (!isRecord(result.payload.agent)) return undefined;
     const parsed = agentSchema.safeParse(result.payload.agent);
     if (!parsed.success) {

@@ -83,6 +83,8 @@ export class Runtime {
   private storeInstance: SqliteSessionStore | undefined;
   /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
   private readonly builtinCache = new Map<string, Tool[]>();
+  /** MCP servers added by `config` hooks (src/agent/go-hooks.ts). */
+  private readonly hookServers = new Set<string>();
   private mcpPromise: Promise<McpClientManager> | undefined;
   /** Faces that can ask the user (web UI, interactive CLI) register here while their turn runs. */
   readonly elicitation: ElicitationRouter;
@@ -191,6 +193,17 @@ export class Runtime {
   }
 
   /**
+   * Connects an MCP server a Go `config` hook named (by URL, as Go allows) so the agent it
+   * returned can use its tools. Resolves with the failure reason, if any.
+   */
+  async addHookServer(name: string, spec: { url: string; headers?: Record<string, string> }): Promise<string | undefined> {
+    if (this.config.mcpServers[name]) return undefined;
+    const failure = await (await this.mcp()).addServer(name, { type: "http", ...spec });
+    if (failure === undefined) this.hookServers.add(name);
+    return failure;
+  }
+
+  /**
    * Resolves the named agent (or the default one) into a profile ready for a turn.
    * `overrides.modelRef` (a `provider/model` or a preset name) replaces the configured model,
    * e.g. the session's `/model` choice.
@@ -243,7 +256,7 @@ export class Runtime {
   private async toolsFor(agent: AgentConfig | undefined): Promise<{ tools: Tool[]; unresolved: string[] }> {
     const cfg = this.config.tools;
     const refs = agent?.tools;
-    const serverNames = Object.keys(this.config.mcpServers);
+    const serverNames = [...Object.keys(this.config.mcpServers), ...this.hookServers];
     // `tools: [server]` names a whole MCP server (Go nanobot); any other bare name is a built-in.
     const isMcpRef = (r: string): boolean => r.includes("/") || serverNames.includes(r);
     const builtinNames = refs?.filter((r) => !isMcpRef(r));

@@ -46,17 +46,40 @@ export class McpClientManager {
 
   constructor(servers: McpServersConfig, private readonly options: McpManagerOptions = {}) {
     this.defaultTimeoutMs = options.defaultToolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const connectionOptions = {
+    this.connectionOptions = {
       ...options,
       env: options.env ?? process.env,
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
       sleep: options.sleep ?? realSleep,
     };
-    for (const [name, spec] of Object.entries(servers)) {
-      const conn = new McpConnection(name, spec, connectionOptions);
-      conn.onChange(() => this.rebuild());
-      this.connections.set(name, conn);
+    for (const [name, spec] of Object.entries(servers)) this.addConnection(name, spec);
+  }
+
+  private readonly connectionOptions: ConstructorParameters<typeof McpConnection>[2];
+
+  private addConnection(name: string, spec: McpServersConfig[string]): McpConnection {
+    const conn = new McpConnection(name, spec, this.connectionOptions);
+    conn.onChange(() => this.rebuild());
+    this.connections.set(name, conn);
+    return conn;
+  }
+
+  /**
+   * Adds a server after start (a Go `config` hook may name more, by URL) and connects it.
+   * A name already connected is kept as it is. Resolves with the failure reason, if any.
+   */
+  async addServer(name: string, spec: McpServersConfig[string]): Promise<string | undefined> {
+    if (this.connections.has(name)) return undefined;
+    const conn = this.addConnection(name, spec);
+    try {
+      await conn.ensureConnected();
+      return undefined;
+    } catch (err) {
+      this.startFailures.set(name, errorMessage(err));
+      return errorMessage(err);
+    } finally {
+      this.rebuild();
     }
   }
 

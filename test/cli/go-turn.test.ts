@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeLLM } from "../fakes/fake-llm.js";
+import { startEverythingHttp } from "../mcp/helpers.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
@@ -106,6 +107,25 @@ describe("config hooks", () => {
       expect(offered(0)).toEqual(["lookup", "read_file"]);
       const first = (await recorded()).find((x) => x.tool === "record")!;
       expect(first.payload).toMatchObject({ agent: { instructions: "You are the main agent.", tools: ["read_file"] }, sessionId: "cli:direct" });
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "may add an MCP server by URL, whose tools the returned agent then uses",
+    async () => {
+      const web = await startEverythingHttp("streamableHttp");
+      try {
+        const url = `http://127.0.0.1:${web.port}/mcp`;
+        const config = await writeConfig({ tools: ["read_file"], hooks: { config: ["hooks/config_add_server"] } }, { hooks: server({ ADD_SERVER_URL: url }) });
+        fake.enqueue({ toolCalls: [{ id: "call_e", name: "echo", arguments: { message: "over http" } }] }, { text: "echoed" });
+        const r = await nanobot(config, "echo please");
+        expect(reply(r).content).toBe("echoed");
+        expect(offered(0)).toEqual(["echo", "read_file"]);
+        expect(toolResult(1)).toContain("Echo: over http");
+      } finally {
+        await web.stop();
+      }
     },
     TIMEOUT,
   );

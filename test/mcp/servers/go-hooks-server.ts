@@ -25,6 +25,7 @@ const HOOKS = [
   "config_deny_bash",
   "config_instructions",
   "config_add_lookup",
+  "config_add_server",
   "chain_a",
   "chain_b",
   "fail",
@@ -76,6 +77,10 @@ function handle(name: string, args: Payload): CallToolResult {
     case "config_add_lookup": {
       const tools = (agentOf(args).tools as string[] | undefined) ?? [];
       return json({ ...args, agent: { ...agentOf(args), tools: [...tools, `${process.env.SERVER_NAME ?? "hooks"}/lookup`] } });
+    }
+    case "config_add_server": {
+      const tools = (agentOf(args).tools as string[] | undefined) ?? [];
+      return json({ ...args, mcpServers: { web: { url: process.env.ADD_SERVER_URL } }, agent: { ...agentOf(args), tools: [...tools, "web/echo"] } });
     }
     case "chain_a":
     case "chain_b": {
