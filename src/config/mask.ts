@@ -49,7 +49,7 @@ function maskArgs(values: readonly unknown[], secret: boolean): unknown[] {
 }
 
 /**
- * `parentKey` "env"/"headers": every string value below is a credential (an MCP server's
+ * `parentKey` "env"/"headers"/"extraHeaders": every string value below is a credential (an MCP server's
  * `env: {GITHUB_TOKEN: …}`), except a Go `env` declaration object, where only a secret name's
  * `default` is.
  */
@@ -58,7 +58,7 @@ function maskAny(value: unknown, secret: boolean, parentKey?: string): unknown {
   if (typeof value === "string") return secret ? maskValue(value) : scrubSecretText(value);
   if (Array.isArray(value)) return maskArgs(value, secret);
   if (isPlainObject(value)) {
-    const all = parentKey === "env" || parentKey === "headers";
+    const all = isSecretContainer(parentKey);
     const out: Record<string, unknown> = {};
     // Under a secret name (a Go `env` entry such as OPENAI_API_KEY: {default: …}) only the
     // value-carrying field is secret, not its description.
@@ -99,12 +99,17 @@ function collect(value: unknown, secret: boolean, parentKey: string | undefined,
     return;
   }
   if (!isPlainObject(value)) return;
-  const all = parentKey === "env" || parentKey === "headers";
+  const all = isSecretContainer(parentKey);
   for (const [k, v] of Object.entries(value)) {
     const named = isSecretKey(k) || (secret && k === "default");
     const looks = all && typeof v === "string" && (isTokenShaped(v) || looksRandom(v) || secretsInText(v).length > 0);
     collect(v, named || looks, k, found);
   }
+}
+
+/** `env`, `headers`, a provider's `extraHeaders`: maps whose values are all treated as credentials. */
+function isSecretContainer(key: string | undefined): boolean {
+  return key === "env" || (key !== undefined && /headers$/i.test(key));
 }
 
 /** Long, no spaces or path separators, letters and digits mixed: a generated credential. */

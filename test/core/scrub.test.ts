@@ -69,6 +69,10 @@ describe("maskSecrets on MCP servers", () => {
     expect(maskCommandLine(server.command, server.args)).toBe("npx srv --api-key arg…ue-1 --token=inl…et-2 ghp…yz12 --verbose");
   });
 
+  it("masks a provider's extraHeaders values, keeping the header names", () => {
+    expect(maskSecrets({ providers: { p: { extraHeaders: { "X-Org": "org-value-1234" } } } })).toEqual({ providers: { p: { extraHeaders: { "X-Org": "org…1234" } } } });
+  });
+
   it("keeps a Go env declaration's description and non-secret defaults", () => {
     const env = { MODEL: { default: "gpt-4o", description: "d" }, OPENAI_API_KEY: { default: "sk-default-value-9999", description: "k" } };
     expect(maskSecrets({ env })).toEqual({ env: { MODEL: { default: "gpt-4o", description: "d" }, OPENAI_API_KEY: { default: "sk-…9999", description: "k" } } });

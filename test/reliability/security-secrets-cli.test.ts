@@ -33,6 +33,7 @@ const SECRETS = {
   urlSig: "urlSig-SECRET-4c4c",
   headerKey: "headerKey-SECRET-9d9d",
   headerBearer: "headerBearer-SECRET-1f1f",
+  providerHeader: "providerHeader-SECRET-5b5b",
 };
 
 /** A stdio "MCP server" that fails at once, printing what it was started with (as some do). */
@@ -89,7 +90,7 @@ beforeAll(async () => {
   await writeFile(
     configFile,
     JSON.stringify({
-      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: SECRETS.provider } },
+      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: SECRETS.provider, extraHeaders: { "X-Org": SECRETS.providerHeader } } },
       agents: { defaults: { model: "custom/test-model", workspace } },
       channels: { telegram: { enabled: false, token: SECRETS.telegram, allowFrom: ["42"] } },
       tools: {
