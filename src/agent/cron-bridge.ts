@@ -32,21 +32,25 @@ export interface CronBridgeOptions {
 }
 
 /** The `run` seam of a CronService driving this loop. */
-export function createCronRunner(options: CronBridgeOptions): (job: CronJob) => Promise<CronRunOutcome> {
+export function createCronRunner(options: CronBridgeOptions): (job: CronJob, signal: AbortSignal) => Promise<CronRunOutcome> {
   const { loop, bus } = options;
-  return async (job) => {
+  return async (job, signal) => {
     if (job.id === HEARTBEAT_JOB_ID) return heartbeat(options);
     if (job.id === DREAM_JOB_ID) {
       const result = await loop.runDream();
       if (result.error) return { status: "error", detail: result.error };
       return result.ran ? { status: "ok", detail: `processed ${result.processed}, edited ${result.edited.join(", ") || "nothing"}` } : { status: "skipped", detail: "no new history" };
     }
-    const reply = await loop.process({
-      sessionKey: job.sessionKey,
-      content: `[Scheduled task "${job.name}"]\n${job.message}`,
-      channel: "cron",
-      ...(job.agent ? { agent: job.agent } : {}),
-    });
+    // Aborted when the job is removed while it runs (`nanobot cron remove`).
+    const reply = await loop.process(
+      {
+        sessionKey: job.sessionKey,
+        content: `[Scheduled task "${job.name}"]\n${job.message}`,
+        channel: "cron",
+        ...(job.agent ? { agent: job.agent } : {}),
+      },
+      { signal },
+    );
     if (reply.stopReason === "aborted") return { status: "skipped", detail: "stopped" };
     if (reply.stopReason === "error") return { status: "error", detail: reply.error ?? "turn failed" };
     if (bus && job.channel && job.chatId && reply.content) {

@@ -17,15 +17,17 @@ export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
   new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
 
 /**
- * WebSocket clients are authenticated by the token (or reach a loopback-only listener), so an
- * empty `allowFrom` means "every authenticated client" here instead of pairing.
+ * An empty `allowFrom` on the WebSocket channel: with a `token`, every client that presented it
+ * is admitted (the token is the credential); without one, the channel pairs like any other —
+ * a new client gets a pairing code and nothing reaches the agent until the owner approves it.
+ * Reaching a loopback socket proves nothing: any local user or process can.
  */
 export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, httpServer }) => {
   const config = parseWebSocketConfig(raw, name);
   const gate =
-    shared.allowFrom.length > 0
-      ? deps.gate
-      : new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger });
+    shared.allowFrom.length === 0 && config.token !== undefined
+      ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger })
+      : deps.gate;
   return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
 };
 

@@ -23,10 +23,43 @@ export const channelsSchema = z.record(
   }),
 );
 
+/** `bot.example.com` or `bot.example.com:8443` (`[::1]:8080` for IPv6); no scheme, path or wildcard. */
+export function allowedHost() {
+  const e = 'expected a host name such as "bot.example.com" or "bot.example.com:8443" (no scheme, path or "*")';
+  return z.string({ error: e }).refine((value) => {
+    if (value.trim() === "" || value.includes("*")) return false;
+    try {
+      return new URL(`http://${value}`).host === value.trim().toLowerCase().replace(/:80$/, "");
+    } catch {
+      return false;
+    }
+  }, { error: e });
+}
+
+/** `https://app.example.com` (scheme, host, optional port), stored as the browser spells it. */
+export function allowedOrigin() {
+  const e = 'expected an origin such as "https://app.example.com" (scheme, host and port only; no path or "*")';
+  return z
+    .string({ error: e })
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value.trim().toLowerCase().replace(/\/$/, "");
+      } catch {
+        return false;
+      }
+    }, { error: e })
+    .transform((value) => new URL(value).origin);
+}
+
 export const gatewaySchema = z.looseObject({
   host: str().default("127.0.0.1"),
   port: port().default(18790),
   apiKey: str().optional().describe("Required when host is not a loopback address"),
+  /** Host names besides loopback and the bound address that requests may carry (DNS-rebinding guard). */
+  allowedHosts: z.array(allowedHost(), { error: "expected a list of host names" }).default([]),
+  /** Origins besides the gateway's own whose pages may send state-changing requests; they get CORS. */
+  allowedOrigins: z.array(allowedOrigin(), { error: "expected a list of origins" }).default([]),
   heartbeat: z.looseObject({ enabled: bool().optional(), intervalS: positiveInt().optional() }).optional(),
 });
 

@@ -1,13 +1,14 @@
 /**
  * The gateway's HTTP app: health, the OpenAI-compatible API, the web UI's API and its static
- * files, behind body limit, optional CORS and bearer auth. Built as a plain Hono app so tests
- * drive it with `app.request()`; `server.ts` puts it on a socket.
+ * files, behind the browser guard (Host, Origin, JSON only, CORS), body limit and bearer auth.
+ * Built as a plain Hono app so tests drive it with `app.request()`; `server.ts` puts it on a
+ * socket.
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import { ActiveTurns } from "./active-turns.js";
 import { bearerAuth } from "./auth.js";
+import { browserGuard } from "./browser-guard.js";
 import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
 import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
 import { openAIRoutes } from "./openai-routes.js";
@@ -35,10 +36,9 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.onError((err, c) => errorResponse(err, c, (msg, data) => deps.log?.("error", msg, data)));
   app.notFound((c) => c.json(new ApiError(404, `No route for ${c.req.method} ${c.req.path}`, "invalid_request_error", "not_found").toBody(), 404));
 
-  if (deps.corsOrigins && deps.corsOrigins.length > 0) {
-    app.use("*", cors({ origin: [...deps.corsOrigins], allowHeaders: ["Authorization", "Content-Type", "X-Session-Id"] }));
-  }
   app.get("/health", (c) => c.json({ status: "ok" }));
+  // Before auth: a rebinding or cross-site request is refused whether or not a key is set.
+  app.use("*", browserGuard(deps.hostPolicy ?? {}, { isOpen: (path) => path === "/health" }));
   app.use("*", bearerAuth(deps.apiKey, (path) => !PROTECTED.test(path)));
   app.use("*", async (c, next) => {
     if (draining && PROTECTED.test(c.req.path)) throw shuttingDown();

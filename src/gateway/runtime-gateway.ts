@@ -11,6 +11,8 @@ import type { TurnProcessor } from "../agent/turn-processor.js";
 import { defaultAgentName, isLoopbackHost } from "../config/config-helpers.js";
 import { ConfigError } from "../core/errors.js";
 import { createGatewayApp } from "./app.js";
+import { localNamesFor } from "./host-check.js";
+import type { HostPolicy } from "./host-check.js";
 import { createMcpHttpHandler } from "./mcp/http-handler.js";
 import { packageVersion } from "../core/version.js";
 import type { GatewayApp } from "./app.js";
@@ -35,10 +37,10 @@ export interface RunningGateway {
   gateway: GatewayApp;
   /** Set when no provider/model is configured; say it at start-up too. */
   setupHelp?: string;
-  /** Graceful shutdown: turns stopped and saved, server closed, runtime closed. */
-  close(): Promise<void>;
   /** What the web UI's notice bar shows now (say it at start-up too). */
   notices: () => string[];
+  /** Graceful shutdown: turns stopped and saved, server closed, runtime closed. */
+  close(): Promise<void>;
 }
 
 /** Throws ConfigError (exit 2) for a non-loopback host without `gateway.apiKey`. */
@@ -49,6 +51,16 @@ export function checkBindAllowed(host: string, apiKey: string | undefined): void
       { path: "gateway.apiKey", expected: "a secret string when gateway.host is not loopback" },
     );
   }
+}
+
+/**
+ * Whose requests the gateway serves: loopback names and the bound address (for a wildcard
+ * bind, this machine's interface addresses), plus `gateway.allowedHosts`; state-changing
+ * requests from its own origin or `gateway.allowedOrigins`.
+ */
+export function hostPolicyFor(runtime: Runtime, host: string): HostPolicy {
+  const { allowedHosts, allowedOrigins } = runtime.config.gateway;
+  return { localNames: localNamesFor(host), allowedHosts, allowedOrigins };
 }
 
 export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions = {}): GatewayDeps {
@@ -62,6 +74,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     if (!(err instanceof ConfigError)) throw err;
     setupHelp = err.message;
   }
+  const modelProblem = modelLabel !== undefined ? unusableModel(runtime, modelLabel) : undefined;
   const webRoot = options.webRoot ?? DEFAULT_WEB_ROOT;
   return {
     processor: options.processor ?? new DirectTurnProcessor(runtime),
@@ -71,30 +84,17 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     apiKey: config.gateway.apiKey,
     setupHelp,
     modelLabel,
-    requestTimeoutMs: options.requestTimeoutMs ?? (config.api?.timeout ? config.api.timeout * 1000 : undefined),
-    webRoot: existsSync(webRoot) ? webRoot : undefined,
-    log: (level, msg, data) => runtime.logger[level](msg, data),
-  const modelProblem = modelLabel !== undefined ? unusableModel(runtime, modelLabel) : undefined;
-  };
-}
-
-export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGatewayOptions = {}): Promise<RunningGateway> {
-  const host = options.host ?? runtime.config.gateway.host;
-  const port = options.port ?? runtime.config.gateway.port;
-  checkBindAllowed(host, runtime.config.gateway.apiKey);
-  const deps = gatewayDepsFor(runtime, options);
-  const mcp = createMcpHttpHandler({
     notices: () => [
       ...(modelProblem ? [`the default model ${modelLabel} cannot answer: ${modelProblem}`] : []),
       ...runtime.mcpStartFailures().map((f) => `MCP server ${f.server} failed to start: ${f.reason}`),
     ],
-    processor: deps.processor,
-    config: runtime.config,
-    loadMessages: (key) => runtime.store().loadMessages(key),
-    version: packageVersion(),
-    // Behind a non-loopback bind the API key guards /mcp; DNS rebinding needs a loopback bind.
-    ...(isLoopbackHost(host) ? {} : { allowedHosts: ["*"] }),
+    requestTimeoutMs: options.requestTimeoutMs ?? (config.api?.timeout ? config.api.timeout * 1000 : undefined),
+    webRoot: existsSync(webRoot) ? webRoot : undefined,
+    hostPolicy: hostPolicyFor(runtime, options.host ?? config.gateway.host),
     log: (level, msg, data) => runtime.logger[level](msg, data),
+  };
+}
+
 /** Why the model cannot be used (no key for its provider, no base URL, …), without calling it. */
 export function unusableModel(runtime: Runtime, modelRef: string): string | undefined {
   try {
@@ -106,14 +106,27 @@ export function unusableModel(runtime: Runtime, modelRef: string): string | unde
   }
 }
 
+export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGatewayOptions = {}): Promise<RunningGateway> {
+  const host = options.host ?? runtime.config.gateway.host;
+  const port = options.port ?? runtime.config.gateway.port;
+  checkBindAllowed(host, runtime.config.gateway.apiKey);
+  const deps = gatewayDepsFor(runtime, options);
+  const mcp = createMcpHttpHandler({
+    processor: deps.processor,
+    config: runtime.config,
+    loadMessages: (key) => runtime.store().loadMessages(key),
+    version: packageVersion(),
+    ...deps.hostPolicy,
+    log: (level, msg, data) => runtime.logger[level](msg, data),
   });
   const gateway = createGatewayApp({ ...deps, mcpHandler: mcp });
-  const server = await startGatewayServer({ gateway, host, port });
+  const server = await startGatewayServer({ gateway, host, port, hostPolicy: deps.hostPolicy });
   let closing: Promise<void> | undefined;
   return {
     server,
     gateway,
     setupHelp: deps.setupHelp,
+    notices: deps.notices ?? (() => []),
     close: () =>
       (closing ??= (async () => {
         await server.close();
@@ -122,4 +135,3 @@ export function unusableModel(runtime: Runtime, modelRef: string): string | unde
       })()),
   };
 }
-    notices: deps.notices ?? (() => []),

@@ -6,6 +6,8 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { GatewayApp } from "./app.js";
+import type { HostPolicy } from "./host-check.js";
+import { installUpgradeRouter } from "./upgrade-router.js";
 
 export interface GatewayServer {
   /** `http://host:port` with the port actually bound (useful with port 0). */
@@ -22,6 +24,8 @@ export interface StartServerOptions {
   gateway: GatewayApp;
   host: string;
   port: number;
+  /** The Host/Origin policy WebSocket upgrades are held to (the HTTP app applies its own copy). */
+  hostPolicy?: HostPolicy;
 }
 
 /** Brackets IPv6 literals so the URL is valid. */
@@ -31,6 +35,8 @@ export function startGatewayServer(options: StartServerOptions): Promise<Gateway
   const { gateway, host } = options;
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: gateway.app.fetch, hostname: host, port: options.port }) as Server;
+    // Every upgrade is answered: channels claim their paths, anything else gets 403/404.
+    installUpgradeRouter(server, options.hostPolicy ?? {});
     const onError = (err: Error): void => reject(err);
     server.once("error", onError);
     server.once("listening", () => {

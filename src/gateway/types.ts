@@ -2,6 +2,7 @@
 import type { TurnProcessor } from "../agent/turn-processor.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { SessionStore } from "../session/types.js";
+import type { HostPolicy } from "./host-check.js";
 
 export type GatewayLog = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
 
@@ -18,16 +19,19 @@ export interface GatewayDeps {
   setupHelp?: string;
   /** The default agent's model reference, shown by the web UI. */
   modelLabel?: string;
-  /** Per-request turn timeout (default 120 s); a turn that runs longer is stopped and answered with 504. */
   /** Problems the web UI shows in its notice bar (a model without a usable provider, MCP servers that failed to start). */
   notices?: () => string[];
+  /** Per-request turn timeout (default 120 s); a turn that runs longer is stopped and answered with 504. */
   requestTimeoutMs?: number;
   /** Largest accepted request body (default 20 MB). */
   maxBodyBytes?: number;
   /** Built web UI (`dist/web`); without it `/` explains how to build it. */
   webRoot?: string;
-  /** Allowed CORS origins; CORS is off when empty or absent. */
-  corsOrigins?: readonly string[];
+  /**
+   * Which `Host` names and `Origin`s are this gateway's (loopback names always; the bound
+   * address, `gateway.allowedHosts`, `gateway.allowedOrigins`). Listed origins also get CORS.
+   */
+  hostPolicy?: HostPolicy;
   /** Where the web UI's chat stream registers to be asked when an MCP server elicits (the Runtime's router). */
   elicitation?: { register(sessionKey: string, asker: ElicitationAsker): () => void };
   /** The MCP Streamable HTTP endpoint mounted at `/mcp` (nanobot as an MCP server). */

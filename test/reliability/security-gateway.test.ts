@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vites
 import { ConfigError } from "../../src/core/errors.js";
 import { checkBindAllowed, startRuntimeGateway } from "../../src/gateway/runtime-gateway.js";
 import type { RunningGateway } from "../../src/gateway/runtime-gateway.js";
-import { rejectedHost } from "../../src/gateway/mcp/host-check.js";
+import { rejectedHost } from "../../src/gateway/host-check.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { startRuntime } from "./helpers.js";
@@ -194,10 +194,10 @@ describe("DNS rebinding on /mcp (loopback bind)", () => {
     expect(rejectedHost(new Headers({ host: header === "Host" ? value : "127.0.0.1:8080", ...(header === "Origin" ? { origin: value } : {}) }))).toMatch(/not allowed/);
   });
 
-  it.each([["localhost"], ["127.0.0.1"], ["[::1]"]])("accepts Host %s with a loopback Origin", async (name) => {
+  it.each([["localhost"], ["127.0.0.1"], ["[::1]"]])("accepts Host %s with its own Origin", async (name) => {
     const url = await start();
     const port = new URL(url).port;
-    const res = await raw(url, "POST", "/mcp", { ...mcpHeaders, host: `${name}:${port}`, origin: `http://localhost:${port}` }, init);
+    const res = await raw(url, "POST", "/mcp", { ...mcpHeaders, host: `${name}:${port}`, origin: `http://${name}:${port}` }, init);
     expect(res.status).toBe(200);
   });
 });

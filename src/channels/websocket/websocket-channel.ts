@@ -21,6 +21,9 @@ import type { OutboundMessage } from "../../bus/types.js";
 import { isLoopbackHost } from "../../config/config-helpers.js";
 import { ConfigError, errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
+import { localNamesFor } from "../../gateway/host-check.js";
+import type { HostPolicy } from "../../gateway/host-check.js";
+import { installUpgradeRouter, refuseUpgrade, upgradeRouterOf } from "../../gateway/upgrade-router.js";
 import type { Channel, ChannelDeps } from "../types.js";
 import { isWildcardHost, presentedToken, tokenMatches } from "./auth.js";
 import { ClientIdIssuer } from "./client-ids.js";
@@ -56,6 +59,7 @@ export class WebSocketChannel implements Channel {
   private own: Server | undefined;
   private wss: WebSocketServer | undefined;
   private issuer: ClientIdIssuer | undefined;
+  private unroute: (() => void) | undefined;
   private readonly connections = new Set<Connection>();
   private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(request, socket, head);
 
@@ -79,13 +83,16 @@ export class WebSocketChannel implements Channel {
     this.issuer ??= await ClientIdIssuer.open(this.deps.home, this.name);
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.config.maxPayload * OVERSIZE_READ_FACTOR });
     if (this.shared) {
-      this.shared.on("upgrade", this.onUpgrade);
+      // The gateway's router holds upgrades to the gateway's Host/Origin policy; a bare server
+      // (no gateway) gets one with this channel's.
+      const router = upgradeRouterOf(this.shared) ?? installUpgradeRouter(this.shared, this.ownPolicy(host ?? "127.0.0.1"));
+      this.unroute = router.add(this.config.path, this.onUpgrade);
       return;
     }
     const server = createServer((_req, res) => {
       res.writeHead(426, { "content-type": "text/plain" }).end("WebSocket upgrade required\n");
     });
-    server.on("upgrade", this.onUpgrade);
+    installUpgradeRouter(server, this.ownPolicy(this.config.host)).add(this.config.path, this.onUpgrade);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(this.config.port, this.config.host, () => {
@@ -103,7 +110,8 @@ export class WebSocketChannel implements Channel {
   }
 
   async stop(): Promise<void> {
-    this.shared?.off("upgrade", this.onUpgrade);
+    this.unroute?.();
+    this.unroute = undefined;
     for (const conn of this.connections) conn.socket.close(1001, "server shutting down");
     this.connections.clear();
     const wss = this.wss;
@@ -138,6 +146,11 @@ export class WebSocketChannel implements Channel {
     if (targets.length) await push();
   }
 
+  /** Host/Origin policy of a listener this channel owns: loopback, `host`, and the channel's own lists. */
+  private ownPolicy(host: string): HostPolicy {
+    return { localNames: localNamesFor(host), allowedHosts: this.config.allowedHosts, allowedOrigins: this.config.allowedOrigins };
+  }
+
   /** The host the socket is reachable on; undefined when a shared server is not listening yet. */
   private boundHost(): string | undefined {
     if (!this.shared) return this.config.host;
@@ -145,22 +158,23 @@ export class WebSocketChannel implements Channel {
     return address && typeof address === "object" ? address.address : undefined;
   }
 
+  /** Reached through the upgrade router: Host, Origin and the exact path are already checked. */
   private upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    if (url.pathname !== this.config.path) return; // another upgrade listener's path
+    // Prefixed, so a path like `//x` cannot read as a URL with a host of its own.
+    const url = new URL(`http://localhost${request.url ?? "/"}`);
     const wss = this.wss;
-    if (!wss) return void socket.destroy();
+    if (!wss) return refuseUpgrade(socket, 404, "this WebSocket channel is stopped", "not_found");
     if (this.config.token && !tokenMatches(presentedToken(request, url), this.config.token)) {
-      refuse(socket, 401, "Unauthorized", "a valid token is required: ?token= or Authorization: Bearer");
+      refuseUpgrade(socket, 401, "a valid token is required: ?token= or Authorization: Bearer", "invalid_token");
       return;
     }
     const requested = url.searchParams.get("chatId");
     if (requested !== null && !isValidChatId(requested)) {
-      refuse(socket, 400, "Bad Request", "chatId must be 1-128 characters of [A-Za-z0-9_:.@-]");
+      refuseUpgrade(socket, 400, "chatId must be 1-128 characters of [A-Za-z0-9_:.@-]", "invalid_chat_id");
       return;
     }
     const issuer = this.issuer;
-    if (!issuer) return void socket.destroy();
+    if (!issuer) return refuseUpgrade(socket, 404, "this WebSocket channel is stopped", "not_found");
     const presented = url.searchParams.get("clientId");
     let client: { id: string; credential: string };
     if (presented === null) {
@@ -169,7 +183,7 @@ export class WebSocketChannel implements Channel {
       const id = issuer.verify(presented);
       if (id === undefined) {
         this.log.info("websocket client id refused", { reason: "not issued by this server" });
-        refuse(socket, 403, "Forbidden", "this clientId was not issued by this server; connect without clientId to get a new one");
+        refuseUpgrade(socket, 403, "this clientId was not issued by this server; connect without clientId to get a new one", "invalid_client_id");
         return;
       }
       client = { id, credential: presented };
@@ -226,10 +240,6 @@ export function scopedChatId(clientId: string, chat: string): string {
 function splitChatId(chatId: string): { clientId: string; chat: string } | undefined {
   const at = chatId.indexOf(":");
   return at > 0 && at < chatId.length - 1 ? { clientId: chatId.slice(0, at), chat: chatId.slice(at + 1) } : undefined;
-}
-
-function refuse(socket: Duplex, status: number, reason: string, body: string): void {
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
 }
 
 function rawLength(data: RawData): number {

@@ -11,14 +11,14 @@ import { errorMessage } from "../../core/errors.js";
 import { chatProfile } from "./chat-profile.js";
 import type { McpLogFn, McpServerDeps } from "./chat-profile.js";
 import { ProgressBoard } from "./chat-progress.js";
-import { jsonRpcError, rejectedHost } from "./host-check.js";
-import type { HostCheckOptions } from "./host-check.js";
+import { rejectedHost } from "../host-check.js";
+import type { HostPolicy } from "../host-check.js";
 import { MemoryEventStore } from "./event-store.js";
 import type { EventStoreLimits } from "./event-store.js";
 import { buildMcpServer } from "./server-profile.js";
 import type { ServerProfile } from "./server-profile.js";
 
-export interface McpHttpOptions extends HostCheckOptions {
+export interface McpHttpOptions extends HostPolicy {
   /** Sessions idle this long are closed when a new one starts (default 1 hour). */
   sessionIdleMs?: number;
   /** Upper bound on open sessions; the least recently used is closed beyond it (default 1000). */
@@ -124,5 +124,13 @@ export function createProfileHttpHandler(profileFor: () => ServerProfile, option
       await Promise.all([...sessions.keys()].map((id) => closeSession(id)));
     },
     sessionCount: () => sessions.size,
+  });
+}
+
+/** A JSON-RPC error response with an HTTP status, the way the SDK's transport answers. */
+export function jsonRpcError(status: number, message: string, code = -32000): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { "content-type": "application/json" },
   });
 }

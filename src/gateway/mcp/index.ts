@@ -1,5 +1,5 @@
 /** nanobot as an MCP server: published agents as `chat-with-<agent>` tools, over HTTP and stdio. */
-export { createMcpHttpHandler, createProfileHttpHandler } from "./http-handler.js";
+export { createMcpHttpHandler, createProfileHttpHandler, jsonRpcError } from "./http-handler.js";
 export type { McpHttpDeps, McpHttpHandler, McpHttpOptions } from "./http-handler.js";
 export { serveMcpStdio } from "./stdio.js";
 export type { StdioServeOptions, StdioServerHandle } from "./stdio.js";
@@ -9,8 +9,8 @@ export { ProgressBoard } from "./chat-progress.js";
 export type { ChatProgress, ToolActivity } from "./chat-progress.js";
 export { chatToolName, DEFAULT_AGENT, publishedAgents } from "./published-agents.js";
 export type { PublishedAgent } from "./published-agents.js";
-export { hostnameOf, jsonRpcError, rejectedHost } from "./host-check.js";
-export type { HostCheckOptions } from "./host-check.js";
+export { hostnameOf, rejectedHost } from "../host-check.js";
+export type { HostPolicy } from "../host-check.js";
 export { buildMcpServer, mcpSessionKey } from "./server-profile.js";
 export type {
   CallScope,
