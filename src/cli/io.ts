@@ -11,7 +11,15 @@ export interface OutputStream {
   isTTY?: boolean;
 }
 
+/** Standard input as commands read it (`agent` reads a piped message from it). */
+export interface InputStream extends AsyncIterable<unknown> {
+  /** True for a terminal. */
+  isTTY?: boolean;
+}
+
 export interface CliIo {
+  /** Absent in tests that run commands in-process (no message is read from it then). */
+  stdin?: InputStream;
   stdout: OutputStream;
   stderr: OutputStream;
   env: Env;
@@ -19,7 +27,7 @@ export interface CliIo {
 }
 
 export function processIo(): CliIo {
-  return { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
 }
 
 export type Colors = ReturnType<typeof pc.createColors>;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { completeCommand } from "../../src/cli/interactive/slash-commands.js";
+import { createBuiltinCommands } from "../../src/agent/commands/builtin.js";
+import { commandNames, completeCommand } from "../../src/cli/interactive/slash-commands.js";
 import { toolLine } from "../../src/cli/interactive/turn-output.js";
 import { rowsOf } from "../../src/cli/interactive/terminal-markdown.js";
 import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
@@ -63,6 +64,17 @@ terminal.describe("nanobot agent (interactive) under tmux", () => {
     await until((s) => s.includes("[exited]"), "the exit");
   });
 
+  it("/help lists the agent's command registry, then the terminal's own commands", async () => {
+    await until((s) => s.includes("you ›"), "the prompt");
+    tmux("send-keys", "-t", "nb", "/help", "Enter");
+    const text = await until((s) => s.includes("In this terminal:"), "the help");
+    const registry = createBuiltinCommands();
+    for (const line of registry.helpLines()) expect(text).toContain(line.slice(0, 60));
+    expect(text).toContain("/reasoning");
+    expect(text).not.toContain("/threads");
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it("Ctrl-C stops a slow turn (saved as stopped) and the chat goes on", async () => {
     await until((s) => s.includes("you ›"), "the prompt");
     fake.enqueue({ text: "never", delayMs: 60_000 }, { text: "still here" });
@@ -87,6 +99,9 @@ describe("interactive helpers", () => {
     expect(completeCommand("/he")).toEqual([["/help"], "/he"]);
     expect(completeCommand("/q")[0]).toEqual(["/quit"]);
     expect(completeCommand("hello")).toEqual([[], "hello"]);
+    // Completion offers what /help lists: the registry's names and the terminal's own.
+    expect(completeCommand("/")[0]).toEqual(commandNames());
+    expect(completeCommand("/mo")[0]).toEqual(["/model"]);
   });
 
   it("shows a tool by its telling argument, shortened", () => {

@@ -15,11 +15,7 @@ const help: SlashCommand = {
   name: "help",
   description: "List the commands",
   async run({ host }) {
-    const lines = host.commands
-      .list()
-      .map((c) => `${c.usage ?? `/${c.name}`} — ${c.description}`)
-      .sort();
-    return `Commands:\n${lines.join("\n")}`;
+    return `Commands:\n${host.commands.helpLines().join("\n")}`;
   },
 };
 

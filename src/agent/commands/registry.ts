@@ -70,6 +70,17 @@ export class CommandRegistry {
     return [...this.byName.values()];
   }
 
+  /**
+   * One `/usage — description` line per command, by name: what `/help` prints on every face
+   * (the terminal adds its own local commands below), so no face can list a command that is
+   * not here.
+   */
+  helpLines(): string[] {
+    return this.list()
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((c) => `${c.usage ?? `/${c.name}`} — ${c.description}`);
+  }
+
   /** True when `text` is a command that must bypass the session lock. */
   isPriority(text: string): boolean {
     const parsed = parseCommand(text);

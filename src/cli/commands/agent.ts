@@ -10,6 +10,7 @@ import { logsDir } from "../../config/paths.js";
 import type { AgentEvent } from "../../core/events.js";
 import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
 import type { CliContext } from "../context.js";
+import { agentInputError, messageFromStdin, readStdinMessage, usageError } from "./agent-input.js";
 import { retryLine } from "../retry-line.js";
 
 interface AgentOptions {
@@ -43,6 +44,12 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
     .option("--no-stream", "print the reply only when it is complete")
     .option("--logs", "print runtime logs to stderr")
     .action(async (opts: AgentOptions, command: Command) => {
+      const inputError = agentInputError(opts);
+      if (inputError !== undefined) return usageError(ctx, inputError);
+      if (messageFromStdin(opts, ctx.io.stdin)) {
+        opts.message = await readStdinMessage(ctx.io.stdin);
+        if (opts.message === "") return usageError(ctx, "nothing to send: stdin was empty (pipe a message, or use -m)");
+      }
       // Loaded here, not at the top, so `nanobot --help` and other commands start without them;
       // started before the config is read so the two overlap.
       const modules = Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js")]);

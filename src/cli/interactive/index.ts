@@ -1,4 +1,4 @@
 export { runInteractive } from "./repl.js";
 export type { InteractiveOptions } from "./repl.js";
 export { TurnOutput, toolLine } from "./turn-output.js";
-export { completeCommand, helpText, LOCAL_COMMANDS } from "./slash-commands.js";
+export { commandNames, completeCommand, helpText, TERMINAL_COMMANDS } from "./slash-commands.js";

@@ -13,7 +13,9 @@ import type { TurnProcessor } from "../../agent/turn-processor.js";
 import { errorMessage } from "../../core/errors.js";
 import type { CliContext } from "../context.js";
 import { createCliAsker } from "./elicitation-prompt.js";
-import { LOCAL_COMMANDS, completeCommand, helpText } from "./slash-commands.js";
+import { createBuiltinCommands } from "../../agent/commands/builtin.js";
+import type { CommandRegistry } from "../../agent/commands/registry.js";
+import { LOCAL_REGISTRY_COMMANDS, TERMINAL_COMMANDS, completeCommand, helpText } from "./slash-commands.js";
 import { TurnOutput } from "./turn-output.js";
 import type { TerminalOut } from "./turn-output.js";
 
@@ -46,6 +48,8 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
   const output = options.output ?? process.stdout;
   const colors = ctx.colors.out;
   const processor = options.processor ?? new DirectTurnProcessor(options.runtime);
+  // The loop's own registry when there is one, so /help lists exactly what it answers.
+  const registry: CommandRegistry = (processor as { commands?: CommandRegistry }).commands ?? createBuiltinCommands();
   const historyFile = options.historyFile ?? join(options.runtime.home, "cli_history");
   let showReasoning = options.showReasoning ?? true;
   const rl: Interface = createInterface({
@@ -55,7 +59,7 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
     history: await loadHistory(historyFile),
     historySize: HISTORY_SIZE,
     removeHistoryDuplicates: true,
-    completer: completeCommand,
+    completer: (line: string) => completeCommand(line, registry),
   });
   const mainPrompt = colors.bold(colors.cyan("you › "));
   const print = (text: string): void => void output.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -105,8 +109,8 @@ export async function runInteractive(ctx: CliContext, options: InteractiveOption
   /** Local commands; returns false when the line should go to the agent. */
   const runLocal = async (line: string): Promise<boolean> => {
     const name = line.split(/\s+/)[0] ?? "";
-    if (!LOCAL_COMMANDS.some((c) => c.name === name)) return false;
-    if (name === "/help") print(helpText());
+    if (!LOCAL_REGISTRY_COMMANDS.includes(name) && !TERMINAL_COMMANDS.some((c) => c.name === name)) return false;
+    if (name === "/help") print(helpText(registry));
     else if (name === "/clear") output.write("\x1b[2J\x1b[H");
     else if (name === "/reasoning") {
       showReasoning = !showReasoning;
