@@ -21,6 +21,7 @@ import type { CliContext } from "./context.js";
 import { processIo } from "./io.js";
 import type { CliIo } from "./io.js";
 import { packageVersion } from "../core/version.js";
+import { describeSystemError } from "./system-error.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -80,6 +81,12 @@ function exitCodeFor(err: unknown, ctx: CliContext): number {
   const red = ctx.colors.err.red;
   if (err instanceof ConfigError) {
     ctx.io.stderr.write(`${red("error:")} ${scrubSecretText(err.message)}\n`);
+    return EXIT_USAGE;
+  }
+  // A file or port the command was given that cannot be used: one line, never a raw errno.
+  const systemLine = describeSystemError(err);
+  if (systemLine !== undefined) {
+    ctx.io.stderr.write(`${red("error:")} ${systemLine}\n`);
     return EXIT_USAGE;
   }
   // Errors quote command lines and URLs (an MCP server that failed to start).

@@ -32,14 +32,29 @@ export function nextRunAfter(schedule: CronSchedule, afterMs: number, createdAt 
 
 /** Throws an Error with a readable reason when the schedule can never run or does not parse. */
 export function validateSchedule(schedule: CronSchedule, now: number): void {
-  if (schedule.kind === "at" && !Number.isFinite(Date.parse(schedule.at))) throw new Error(`invalid time "${schedule.at}" (expected ISO 8601, e.g. 2026-01-15T09:00:00Z)`);
+  if (schedule.kind === "at") {
+    const at = Date.parse(schedule.at);
+    if (!Number.isFinite(at)) throw new Error(`invalid time "${schedule.at}" (expected ISO 8601, e.g. 2026-01-15T09:00:00Z)`);
+    if (at <= now) throw new Error(`the time ${schedule.at} is in the past (now is ${new Date(now).toISOString()})`);
+  }
   if (schedule.kind === "every" && !(schedule.everyMs >= 1_000)) throw new Error("an interval must be at least 1 second");
   if (schedule.kind === "cron") {
+    // The zone is checked on its own, so a bad zone is not reported as a bad expression.
+    if (schedule.tz !== undefined && !knownTimeZone(schedule.tz)) throw new Error(`unknown time zone "${schedule.tz}" (expected an IANA name such as Europe/Paris or UTC)`);
     try {
       nextRunAfter(schedule, now);
     } catch (err) {
       throw new Error(`invalid cron expression "${schedule.expr}": ${(err as Error).message}`);
     }
+  }
+}
+
+export function knownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return zone.trim() !== "";
+  } catch {
+    return false;
   }
 }
 

@@ -60,7 +60,7 @@ describe("nanobot onboard with flags", () => {
     await mkdir(home, { recursive: true });
     await writeFile(join(home, "config.json"), '{"mine": true}\n');
     const kept = await onboard(["--provider", "openai", "--api-key", "sk-x", "--yes"]);
-    expect(kept.code).toBe(1);
+    expect(kept.code).toBe(2);
     expect(kept.err).toContain("already exists; nothing changed");
     expect(await readConfig()).toEqual({ mine: true });
     const forced = await onboard(["--provider", "openai", "--api-key", "sk-x", "--yes", "--force"]);

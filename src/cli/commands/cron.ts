@@ -1,7 +1,8 @@
 /**
  * `nanobot cron list|add|remove`: manage the scheduled jobs in `$NANOBOT_HOME/cron/jobs.json`.
- * The CLI edits the file; a gateway picks the jobs up when it (re)starts. System jobs
- * (heartbeat, dream) are listed but only removed with `--force`.
+ * The CLI edits the file under its lock; a running gateway notices the edit within a second
+ * (a removed job stops firing, an added one is scheduled). System jobs (heartbeat, dream) are
+ * listed but only removed with `--force`.
  */
 import type { Command } from "commander";
 import { nanobotHome } from "../../config/paths.js";
@@ -98,6 +99,7 @@ export function registerCronCommand(program: Command, ctx: CliContext): void {
 function scheduleFrom(opts: AddOptions): CronSchedule | string {
   const given = [opts.every, opts.at, opts.cron].filter((v) => v !== undefined).length;
   if (given !== 1) return "give exactly one of --every, --at or --cron";
+  if (opts.tz !== undefined && opts.cron === undefined) return "--tz applies to --cron only";
   if (opts.every !== undefined) {
     const seconds = Number(opts.every);
     if (!Number.isInteger(seconds) || seconds < 1) return `--every expects a whole number of seconds, got "${opts.every}"`;

@@ -104,7 +104,8 @@ export function registerOnboardCommand(program: Command, ctx: CliContext): void 
         if (existing && !opts.force) {
           if (!interactive) {
             io.stderr.write(`error: ${file} already exists; nothing changed (use --force to replace it)\n`);
-            ctx.exitCode = 1;
+            // A usage error (CONTRACT.md): the command needs --force here.
+            ctx.exitCode = 2;
             return;
           }
           if (!answer(clack, await clack.confirm({ message: `${file} exists. Replace it?`, initialValue: false }))) {
