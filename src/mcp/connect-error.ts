@@ -63,6 +63,8 @@ export function describeConnectError(err: unknown, where: Where): string {
       if (reason) return `${reason} (${code})${at}`;
     }
   }
+  // A stdio server that dies at start-up: the SDK says only "Connection closed" (stderr follows).
+  if (where.command && /Connection closed/i.test(errorMessage(err))) return "the server closed its stdio before the MCP handshake finished";
   // fetch's own reasons without a code ("bad port", "invalid url") sit in the innermost cause.
   const message = errorMessage(err);
   if (message === "fetch failed") {

@@ -262,3 +262,75 @@ function hexToRgb(hex: string): string {
   const n = Number.parseInt(hex.replace("#", ""), 16);
   return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`;
 }
+
+/** Issue 21, items 6, 9 and 10: the waiting indicator, tables, favicon, titles, notices and the narrow layout. */
+browserBinary.describe("web UI polish (1280 and 390 px)", () => {
+  const TABLE = "| fruit | colour |\n| --- | --- |\n| kiwi | green |\n| plum | purple |";
+
+  it("1280 px: thinking… until the first token, a ruled table, a favicon, no console error, and the thread titled by its first message", async () => {
+    const p = await open();
+    await p.setViewportSize({ width: 1280, height: 800 });
+    const problems: string[] = [];
+    p.on("console", (m) => void (m.type() === "error" && problems.push(m.text())));
+    p.on("response", (r) => void (r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`)));
+    const favicon = p.waitForResponse((r) => r.url().endsWith("/favicon.svg"));
+    await p.reload();
+    expect((await favicon).status()).toBe(200);
+    expect((await favicon).headers()["content-type"]).toBe("image/svg+xml");
+
+    fx?.fake.enqueue({ text: `Here you go:\n\n${TABLE}`, delayMs: 1_500 });
+    await send(p, "Which colour is each fruit? Answer as a table please");
+    const reply = p.getByTestId("assistant-message").last();
+    await reply.getByTestId("thinking").waitFor({ state: "visible" });
+    expect(await reply.getByTestId("thinking").textContent()).toContain("thinking…");
+    await p.screenshot({ path: join(ARTIFACTS, "webui-thinking-1280.png") });
+    await reply.locator("table td", { hasText: "purple" }).waitFor();
+    expect(await reply.getByTestId("thinking").count()).toBe(0);
+
+    const cell = await p.evaluate<{ border: string; padding: string }>(
+      '(() => { const s = getComputedStyle(document.querySelector(".markdown td")); return { border: s.borderTopStyle + " " + s.borderTopWidth, padding: s.paddingLeft }; })()',
+    );
+    expect(cell).toEqual({ border: "solid 1px", padding: "10px" });
+    const header = await p.evaluate<string>('getComputedStyle(document.querySelector(".markdown th")).backgroundColor');
+    const panel = await p.evaluate<string>('getComputedStyle(document.documentElement).getPropertyValue("--panel").trim()');
+    expect(header).toBe(hexToRgb(panel));
+
+    await expect.poll(() => p.getByTestId("thread").first().locator(".thread-name").textContent()).toBe("Which colour is each fruit? Answer as a table…");
+    expect(await p.getByTestId("thread-title").textContent()).toBe("Which colour is each fruit? Answer as a table…");
+    expect(await p.getByTestId("toggle-sidebar").isVisible()).toBe(false);
+    await p.screenshot({ path: join(ARTIFACTS, "webui-table-1280.png") });
+    expect(problems).toEqual([]);
+  });
+
+  it("390 px: the thread list is a drawer over the chat, opened by ☰ and closed by picking a thread", async () => {
+    const p = await open();
+    await p.setViewportSize({ width: 390, height: 844 });
+    fx?.fake.enqueue({ text: TABLE });
+    await send(p, "fruit colours");
+    await p.getByTestId("assistant-message").last().locator("table td", { hasText: "purple" }).waitFor();
+    // Closed: the chat has the whole width, the list is off screen.
+    expect(await p.getByTestId("sidebar").isVisible()).toBe(false);
+    const chat = await p.getByTestId("messages").boundingBox();
+    expect(chat?.x).toBe(0);
+    expect(chat?.width).toBe(390);
+    await p.screenshot({ path: join(ARTIFACTS, "webui-narrow-390.png") });
+
+    await p.getByTestId("toggle-sidebar").click();
+    await expect.poll(() => p.getByTestId("sidebar").isVisible()).toBe(true);
+    expect(await p.getByTestId("toggle-sidebar").getAttribute("aria-expanded")).toBe("true");
+    await expect.poll(async () => (await p.getByTestId("sidebar").boundingBox())?.x).toBe(0);
+    await p.screenshot({ path: join(ARTIFACTS, "webui-narrow-390-drawer.png") });
+    await p.getByTestId("thread").first().locator(".thread-name").click();
+    await expect.poll(() => p.getByTestId("sidebar").isVisible()).toBe(false);
+  });
+
+  it("names an MCP server that failed to start in the notice bar, with the cause", async () => {
+    const broken = { command: process.execPath, args: ["-e", "console.error('boom: GITHUB_TOKEN is not set'); process.exit(3)"] };
+    const p = await open({ extra: { mcpServers: { github: broken } } });
+    fx?.fake.enqueue({ text: "still answering" });
+    await send(p, "hi");
+    await p.getByText("still answering").waitFor();
+    await expect.poll(() => p.getByTestId("notice").textContent()).toMatch(/MCP server github failed to start: .*boom: GITHUB_TOKEN is not set/);
+    await p.screenshot({ path: join(ARTIFACTS, "webui-mcp-notice.png") });
+  });
+});

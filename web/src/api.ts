@@ -6,6 +6,8 @@
 export interface ThreadInfo {
   id: string;
   name: string | null;
+  /** From the thread's first message (the gateway's store sets it). */
+  title: string | null;
   status: "active" | "archived";
   current: boolean;
   createdAt: number;
@@ -66,6 +68,8 @@ export interface Info {
   agents: string[];
   model: string | null;
   setupHelp: string | null;
+  /** Problems to show: a model without a usable provider, MCP servers that failed to start. */
+  notices?: string[];
 }
 
 const KEY_STORAGE = "nanobot.apiKey";

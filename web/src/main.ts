@@ -3,7 +3,7 @@
  * send and stop, the current model and agent. State lives in the gateway's session store.
  */
 import { api, setKeyPrompt } from "./api.js";
-import type { ThreadInfo } from "./api.js";
+import type { Info, ThreadInfo } from "./api.js";
 import { closeElicitation, elicitationElement } from "./elicitation-form.js";
 import { TurnView, renderHistory, userElement } from "./view.js";
 
@@ -19,13 +19,35 @@ const notice = $<HTMLDivElement>("notice");
 let threads: ThreadInfo[] = [];
 let busy = false;
 
+/** Notices that stay until the gateway stops reporting them (setup help, failed MCP servers). */
+let standing: string[] = [];
+
+/** Shows the standing notices plus, until the next action, `text` (an action's error). */
 function showNotice(text: string | null): void {
-  notice.hidden = !text;
-  notice.textContent = text ?? "";
+  const lines = text ? [...standing, text] : standing;
+  notice.hidden = lines.length === 0;
+  notice.textContent = lines.join("\n");
 }
 
+function applyInfo(info: Info): void {
+  standing = [info.setupHelp, ...(info.notices ?? [])].filter((l): l is string => Boolean(l));
+  showNotice(null);
+}
+
+/** A name the user gave, else the title from the first message; an empty thread is new. */
 function threadLabel(t: ThreadInfo): string {
-  return t.name ?? `Thread ${new Date(t.createdAt).toLocaleString()}`;
+  return t.name ?? t.title ?? (t.messageCount > 0 ? `Thread ${new Date(t.createdAt).toLocaleString()}` : "New thread");
+}
+
+/** Narrow screens: the thread list is a drawer over the chat. */
+function setSidebar(open: boolean): void {
+  document.body.classList.toggle("sidebar-open", open);
+  $("toggle-sidebar").setAttribute("aria-expanded", String(open));
+}
+
+/** The setup help and whatever the gateway reports as wrong (model, MCP servers). */
+async function refreshNotices(): Promise<void> {
+  applyInfo(await api.info());
 }
 
 async function refreshThreads(): Promise<void> {
@@ -40,7 +62,11 @@ async function refreshThreads(): Promise<void> {
       name.type = "button";
       name.className = "thread-name";
       name.textContent = threadLabel(t);
-      name.onclick = () => void guard(() => switchTo(t.id));
+      name.title = threadLabel(t);
+      name.onclick = () => {
+        setSidebar(false);
+        void guard(() => switchTo(t.id));
+      };
       const rename = document.createElement("button");
       rename.type = "button";
       rename.title = "Rename";
@@ -100,6 +126,7 @@ async function send(): Promise<void> {
   input.value = "";
   messages.append(userElement(text));
   const turn = new TurnView();
+  turn.startThinking();
   messages.append(turn.root);
   setBusy(true);
   const follow = (): void => void (messages.scrollTop = messages.scrollHeight);
@@ -126,6 +153,8 @@ async function send(): Promise<void> {
     input.focus();
   }
   await refreshThreads();
+  // The first turn connects the MCP servers: one that failed is reported now.
+  await refreshNotices();
 }
 
 /** Errors from any action show inline in the notice bar instead of disappearing. */
@@ -152,7 +181,7 @@ async function start(): Promise<void> {
   const info = await api.info();
   agentSelect.replaceChildren(...info.agents.map((a) => new Option(a, a)));
   $("model").textContent = info.model ?? "no model";
-  if (info.setupHelp) showNotice(info.setupHelp);
+  applyInfo(info);
   await loadCurrent();
 }
 
@@ -167,8 +196,11 @@ input.onkeydown = (ev) => {
   }
 };
 stopButton.onclick = () => void guard(async () => void (await api.stop()));
+$("toggle-sidebar").onclick = () => setSidebar(!document.body.classList.contains("sidebar-open"));
+$("scrim").onclick = () => setSidebar(false);
 $("new-thread").onclick = () =>
   void guard(async () => {
+    setSidebar(false);
     if (busy) return;
     await api.newThread();
     // The new thread is empty: clear the view now, not after the list and history reload.

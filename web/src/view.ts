@@ -47,12 +47,29 @@ export class TurnView {
   private body: HTMLDivElement | undefined;
   private warnings: HTMLDivElement | undefined;
   private pending = false;
+  private thinking: HTMLDivElement | undefined;
 
   constructor() {
     this.root.dataset.testid = "assistant-message";
   }
 
+  /** `thinking…` until the first token, tool call or note: a sent message is never met by silence. */
+  startThinking(): void {
+    if (this.thinking) return;
+    this.thinking = el("div", "thinking");
+    this.thinking.dataset.testid = "thinking";
+    this.thinking.setAttribute("role", "status");
+    this.thinking.append(el("span", "dot"), el("span", "dot"), el("span", "dot"), el("span", "thinking-label", "thinking…"));
+    this.root.append(this.thinking);
+  }
+
+  private stopThinking(): void {
+    this.thinking?.remove();
+    this.thinking = undefined;
+  }
+
   addReasoning(delta: string): void {
+    this.stopThinking();
     if (!this.reasoning) {
       this.reasoning = el("details", "reasoning");
       this.reasoning.append(el("summary", undefined, "Reasoning"), el("div", "reasoning-text"));
@@ -64,6 +81,7 @@ export class TurnView {
   }
 
   addText(delta: string): void {
+    this.stopThinking();
     if (!this.body) {
       this.body = el("div", "markdown");
       this.root.append(this.body);
@@ -80,6 +98,7 @@ export class TurnView {
 
   /** Text after a tool call starts a new paragraph block below the tools. */
   addTool(call: ToolCallView): void {
+    this.stopThinking();
     this.root.append(toolElement(call));
     this.body = undefined;
     this.text = "";
@@ -92,6 +111,7 @@ export class TurnView {
 
   /** When nothing streamed (slash command, setup help) the final content is shown whole. */
   finish(content: string): void {
+    this.stopThinking();
     if (!this.root.querySelector(".markdown") && content) this.addText(content);
   }
 
@@ -109,6 +129,7 @@ export class TurnView {
   }
 
   note(text: string, kind: "error" | "stopped"): void {
+    this.stopThinking();
     const n = el("div", `inline-${kind}`, text);
     n.dataset.testid = kind === "error" ? "inline-error" : "stopped";
     this.root.append(n);
