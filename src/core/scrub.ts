@@ -117,7 +117,11 @@ export function secretsInText(text: string): string[] {
   return found;
 }
 
+/** A query parameter whose name hints at a credential; parsing a URL costs ~10 µs, this far less. */
+const SECRET_QUERY_HINT = /[?&][^=&#]*(?:token|key|secret|pass|pwd|auth|sig|credential|session)[^=&#]*=/i;
+
 function scrubUrl(raw: string): string {
+  if (!raw.includes("@") && !SECRET_QUERY_HINT.test(raw)) return raw;
   let url: URL;
   try {
     url = new URL(raw);
@@ -147,12 +151,14 @@ export function scrubSecretText(text: string): string {
   if (text.length < 4) return text;
   let out = text;
   for (const v of knownList) if (out.includes(v)) out = out.split(v).join(maskValue(v));
+  // Every log line passes here: each pattern runs only when its cheap marker is present.
   if (out.includes("://")) out = out.replace(URL_IN_TEXT, scrubUrl);
-  out = out
-    .replace(AUTH_SCHEME, `$1${SCRUBBED}`)
-    .replace(TOKEN_SHAPE, (m) => maskValue(m))
-    .replace(FLAG_IN_TEXT, (all, flag: string, sep: string, value: string) => (isSecretKey(flag) && !value.startsWith("-") ? `${flag}${sep}${maskValue(value)}` : all))
-    .replace(ASSIGN_IN_TEXT, (all, name: string, value: string) => (isSecretKey(name) ? `${name}=${maskValue(value)}` : all));
+  if (out.includes("Bearer") || out.includes("Basic")) out = out.replace(AUTH_SCHEME, `$1${SCRUBBED}`);
+  out = out.replace(TOKEN_SHAPE, (m) => maskValue(m));
+  if (out.includes("-")) {
+    out = out.replace(FLAG_IN_TEXT, (all, flag: string, sep: string, value: string) => (isSecretKey(flag) && !value.startsWith("-") ? `${flag}${sep}${maskValue(value)}` : all));
+  }
+  if (out.includes("=")) out = out.replace(ASSIGN_IN_TEXT, (all, name: string, value: string) => (isSecretKey(name) ? `${name}=${maskValue(value)}` : all));
   if (out.includes('"')) {
     out = out.replace(JSON_PAIR_IN_TEXT, (all, name: string, colon: string, value: string) => (isSecretKey(name) && value ? `"${name}"${colon}"${maskValue(value)}"` : all));
   }
