@@ -14,6 +14,7 @@ import type { CronService } from "../cron/cron-service.js";
 import type { DreamResult } from "../memory/dream.js";
 import { ensureWorkspace } from "../memory/workspace.js";
 import { sessionKeyFor } from "../session/keys.js";
+import { agentThread } from "./agent-thread.js";
 import { createBuiltinCommands } from "./commands/builtin.js";
 import type { CommandRegistry } from "./commands/registry.js";
 import { parseCommand } from "./commands/registry.js";
@@ -213,6 +214,17 @@ export class AgentLoop implements TurnProcessor {
   process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
     const text = contentText(request.content);
     if (this.commands.isPriority(text)) return this.runPriority(request, text);
+    // Go agents: `threadName` has its own thread in the session, `chat: false` none at all.
+    const thread = agentThread(this.runtime.config, request.sessionKey, request.agent);
+    if (thread.sessionKey !== request.sessionKey) {
+      const reply = this.enqueue({ ...request, sessionKey: thread.sessionKey }, options).then((r) => ({ ...r, sessionKey: request.sessionKey }));
+      if (!thread.ephemeral) return reply;
+      return reply.finally(() => this.runtime.store().deleteSession(thread.sessionKey).catch(() => undefined));
+    }
+    return this.enqueue(request, options);
+  }
+
+  private enqueue(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
     return new Promise<TurnReply>((resolve, reject) => {
       const item: WorkItem = {
         request,
@@ -247,6 +259,8 @@ export class AgentLoop implements TurnProcessor {
       ...(typeof message.metadata?.messageId === "string" ? { replyTo: message.metadata.messageId } : {}),
     };
     const agent = typeof message.metadata?.agent === "string" ? message.metadata.agent : undefined;
+    const thread = agentThread(this.runtime.config, sessionKey, agent);
+    sessionKey = thread.sessionKey;
     const request: TurnRequest = {
       sessionKey,
       content: inboundContent(message),
@@ -269,7 +283,7 @@ export class AgentLoop implements TurnProcessor {
       injectable: parseCommand(message.content) === undefined,
       inbound: message,
       route,
-      resolve: () => undefined,
+      resolve: thread.ephemeral ? () => void this.runtime.store().deleteSession(thread.sessionKey).catch(() => undefined) : () => undefined,
       reject: () => undefined,
     });
   }

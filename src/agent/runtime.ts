@@ -23,6 +23,8 @@ import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
+import { resolveDynamicText } from "./agent-instructions.js";
+import { MAX_TOOL_OUTPUT_BYTES } from "../engine/tool-execution/truncate.js";
 import { toolNamingFor } from "./go-hooks.js";
 import { isBuiltinAllowed } from "./permissions.js";
 import { createSubagentTools } from "./subagent-tools.js";
@@ -42,7 +44,7 @@ export interface AgentProfile {
   name?: string;
   modelRef: string;
   model: LanguageModel;
-  /** System prompt text (MCP-prompt instructions are resolved at turn time by the loop). */
+  /** System prompt text (dynamic instructions already expanded for this turn). */
   instructions: string;
   tools: Tool[];
   maxTokens: number;
@@ -51,6 +53,11 @@ export interface AgentProfile {
   maxToolIterations: number;
   maxToolResultChars: number;
   reasoningEffort?: ReasoningEffort;
+  /** Go agent fields that reach the provider request as written. */
+  reasoningSummary?: string;
+  topP?: number;
+  truncation?: string;
+  toolExtensions?: Record<string, Record<string, unknown>>;
   toolChoice?: ToolChoice;
   output?: { name?: string; schema: Record<string, unknown> };
   config: AgentConfig | undefined;
@@ -226,8 +233,11 @@ export class Runtime {
         ? this.registry.resolveModelChain([modelRef, ...fallbacks], { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens })
         : this.registry.resolveModel(modelRef, { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens });
     const { tools, unresolved } = await this.toolsFor(agent);
+    // Go dynamic instructions (`${…}`, an MCP prompt) are resolved for each turn's profile.
     const instructions =
-      typeof agent?.instructions === "string" ? agent.instructions : buildDefaultInstructions({ workspace: this.workspace, timezone: defaults.timezone });
+      agent?.instructions !== undefined
+        ? await resolveDynamicText(this, agent.instructions, `agents.${agentName ?? "nanobot"}.instructions`)
+        : buildDefaultInstructions({ workspace: this.workspace, timezone: defaults.timezone });
     const output = agent?.output ? toRequestOutput(agent.output) : undefined;
     return {
       name: agentName,
@@ -240,8 +250,14 @@ export class Runtime {
       contextWindow: agent?.contextWindow ?? model.contextWindow ?? defaults.contextWindowTokens,
       temperature: agent?.temperature ?? defaults.temperature,
       maxToolIterations: agent?.maxToolIterations ?? defaults.maxToolIterations,
-      maxToolResultChars: defaults.maxToolResultChars,
-      reasoningEffort: agent?.reasoningEffort ?? defaults.reasoningEffort,
+      // A named agent is the Go dialect: results are cut at 50 KiB only (tool-execution/truncate),
+      // never offloaded again at the Python `maxToolResultChars`.
+      maxToolResultChars: agent ? MAX_TOOL_OUTPUT_BYTES : defaults.maxToolResultChars,
+      reasoningEffort: agent?.reasoningEffort ?? agent?.reasoning?.effort ?? defaults.reasoningEffort,
+      ...(agent?.reasoning?.summary ? { reasoningSummary: agent.reasoning.summary } : {}),
+      ...(agent?.topP !== undefined ? { topP: agent.topP } : {}),
+      ...(agent?.truncation ? { truncation: agent.truncation } : {}),
+      ...(agent?.toolExtensions ? { toolExtensions: agent.toolExtensions } : {}),
       toolChoice: parseToolChoice(agent?.toolChoice),
       output,
       config: agent,

@@ -8,6 +8,7 @@ import type { AgentEvent } from "../core/events.js";
 import type { StopReason, Usage, UserContentPart } from "../core/messages.js";
 import type { SlotClock } from "./model-slot.js";
 import type { Runtime } from "./runtime.js";
+import { agentThread } from "./agent-thread.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { StageTiming } from "./stage-timer.js";
 import { settleThrownTurn, thrownTurnReply, turnErrorKind } from "./turn-failure.js";
@@ -74,6 +75,17 @@ export class DirectTurnProcessor implements TurnProcessor {
   constructor(private readonly runtime: Runtime) {}
 
   async process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
+    const thread = agentThread(this.runtime.config, request.sessionKey, request.agent);
+    if (thread.sessionKey === request.sessionKey) return this.run(request, options);
+    try {
+      const reply = await this.run({ ...request, sessionKey: thread.sessionKey }, options);
+      return { ...reply, sessionKey: request.sessionKey };
+    } finally {
+      if (thread.ephemeral) await this.runtime.store().deleteSession(thread.sessionKey).catch(() => undefined);
+    }
+  }
+
+  private async run(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
     let turnId: string | undefined;
     try {
       const profile = await this.runtime.resolveAgent(request.agent);

@@ -1,13 +1,16 @@
 /**
  * The Go nanobot's `agents/` directory: one Markdown file per agent, YAML front-matter for its
  * fields and the body as its instructions. The file name (without `.md`) is the agent's name.
+ * `mode: subagent` keeps an agent out of the published entrypoints, `default: true` puts one
+ * first, and an MCP servers file beside `agents/` supplies the servers.
  */
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../core/errors.js";
 import { interpolateConfig } from "./interpolate.js";
 import type { DeclaredEnv, Env } from "./interpolate.js";
-import { normalizeConfig } from "./normalize.js";
+import { isPlainObject, normalizeConfig } from "./normalize.js";
+import type { PlainObject } from "./normalize.js";
 import { parseConfigText } from "./parse-file.js";
 import { agentSchema } from "./schema-agents.js";
 import type { AgentConfig } from "./schema-agents.js";
@@ -16,6 +19,11 @@ import { validateWith } from "./validate.js";
 export interface AgentsDirResult {
   agents: Record<string, AgentConfig>;
   warnings: string[];
+  /**
+   * Go's entrypoint rule for a directory: every agent not in `mode: subagent`, the default one
+   * (`default: true`, else the first by name) first. Empty when the directory has no agents.
+   */
+  entrypoint: string[];
 }
 
 const FRONT_MATTER = /^---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
@@ -38,10 +46,13 @@ export async function loadAgentsDir(
 ): Promise<AgentsDirResult> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((n) => n.toLowerCase().endsWith(".md")).sort();
+    // Hidden files and a README are notes, not agents (as in Go).
+    names = (await readdir(dir))
+      .filter((n) => n.toLowerCase().endsWith(".md") && !n.startsWith(".") && n.toLowerCase() !== "readme.md")
+      .sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR") {
-      return { agents: {}, warnings: [] };
+      return { agents: {}, warnings: [], entrypoint: [] };
     }
     throw err;
   }
@@ -64,7 +75,86 @@ export async function loadAgentsDir(
     if (body) doc.instructions = body;
     const result = validateWith(agentSchema, doc, label);
     warnings.push(...result.warnings);
-    agents[fileName.slice(0, -".md".length)] = result.value;
+    const name = fileName.slice(0, -".md".length);
+    if (typeof doc.id === "string" && doc.id !== name) {
+      warnings.push(`${label}: id "${doc.id}" is ignored; the file name names the agent ("${name}"), as in the Go nanobot`);
+    }
+    agents[name] = result.value;
   }
-  return { agents, warnings };
+  return { agents, warnings, entrypoint: directoryEntrypoint(agents, opts.label ?? "agents") };
+}
+
+/** Go's rules: at most one `default: true`, never on a subagent; the default leads the list. */
+function directoryEntrypoint(agents: Record<string, AgentConfig>, label: string): string[] {
+  const names = Object.keys(agents).sort();
+  const marked = names.filter((n) => agents[n]?.default === true);
+  if (marked.length > 1) {
+    throw new ConfigError(`${label}: several agents are marked default: true (${marked.join(", ")}); mark one`, { file: label, path: "default" });
+  }
+  const published = names.filter((n) => agents[n]?.mode !== "subagent");
+  const chosen = marked[0];
+  if (chosen && agents[chosen]?.mode === "subagent") {
+    throw new ConfigError(`${label}/${chosen}.md: an agent cannot be both mode: subagent and default: true`, { file: `${label}/${chosen}.md`, path: "mode" });
+  }
+  const first = chosen ?? published[0];
+  return first ? [first, ...published.filter((n) => n !== first)] : [];
+}
+
+const SERVER_FILES = ["mcp-servers.yaml", "mcp-servers.yml", "mcp-servers.json", "mcpServers.yaml", "mcpServers.yml", "mcpServers.json"];
+
+/**
+ * A directory config's MCP servers file beside `agents/` (Go: `mcp-servers.yaml|json`; its
+ * example ships `mcpServers.yaml`, so both spellings load). At most one may exist. Returns the
+ * servers as written (interpolated), or undefined when there is no such file.
+ */
+export async function loadDirectoryServers(
+  dir: string,
+  opts: { env: Env; declared?: DeclaredEnv },
+): Promise<{ servers: Record<string, unknown>; file: string } | undefined> {
+  const present: string[] = [];
+  for (const name of SERVER_FILES) {
+    try {
+      present.push(await readFile(join(dir, name), "utf8").then(() => name));
+    } catch {
+      // absent
+    }
+  }
+  if (present.length === 0) return undefined;
+  if (present.length > 1) {
+    throw new ConfigError(`${present.join(" and ")}: only one MCP servers file is allowed beside agents/`, { file: present[0] });
+  }
+  const file = present[0]!;
+  const text = await readFile(join(dir, file), "utf8");
+  const raw = parseConfigText(text, file.endsWith(".json") ? "json" : "yaml", file);
+  const doc = interpolateConfig(raw, { env: opts.env, file, declared: opts.declared });
+  return { servers: doc, file };
+}
+
+/**
+ * Completes a Go directory config in place, before validation: the MCP servers file beside
+ * `agents/` (ignored, with a warning, when the config file has `mcpServers`, as in Go) and
+ * `publish.entrypoint` from the directory's rules when the config file sets none.
+ */
+export async function applyDirectoryConfig(
+  doc: PlainObject,
+  dir: string,
+  md: AgentsDirResult,
+  opts: { env: Env; declared?: DeclaredEnv },
+): Promise<string[]> {
+  if (Object.keys(md.agents).length === 0) return [];
+  const warnings: string[] = [];
+  const found = await loadDirectoryServers(dir, opts);
+  if (found) {
+    const existing = doc.mcpServers;
+    if (isPlainObject(existing) && Object.keys(existing).length > 0) {
+      warnings.push(`${found.file}: ignored, because the config file defines mcpServers (as in the Go nanobot)`);
+    } else {
+      const normalized = normalizeConfig({ mcpServers: found.servers });
+      warnings.push(...normalized.warnings.map((w) => `${found.file}: ${w}`));
+      doc.mcpServers = normalized.value.mcpServers;
+    }
+  }
+  const publish = isPlainObject(doc.publish) ? doc.publish : {};
+  if (publish.entrypoint === undefined && md.entrypoint.length > 0) doc.publish = { ...publish, entrypoint: md.entrypoint };
+  return warnings;
 }

@@ -15,8 +15,11 @@ export interface DeclaredEnv {
   optional: Set<string>;
 }
 
-/** Prose fields where `${…}` is more likely an example than a reference. */
-const PROSE_KEYS = new Set(["instructions", "description", "introduction", "starterMessages"]);
+/**
+ * Prose fields where `${…}` is more likely an example than a reference; Go nanobot instructions,
+ * introductions and prompt templates are expanded at use instead (src/mcp/instructions.ts).
+ */
+const PROSE_KEYS = new Set(["instructions", "description", "introduction", "starterMessages", "template"]);
 
 const PATTERN = /\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g;
 

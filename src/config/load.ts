@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ConfigError } from "../core/errors.js";
 import { rememberSecrets } from "../core/scrub.js";
-import { loadAgentsDir } from "./agents-dir.js";
+import { applyDirectoryConfig, loadAgentsDir } from "./agents-dir.js";
 import type { Env } from "./interpolate.js";
 import { locateConfig } from "./lookup.js";
 import type { ConfigSource } from "./lookup.js";
@@ -59,6 +59,7 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
   const prepared = prepareDocument(raw, location.display, env);
   const agentsDir = join(location.dir, "agents");
   const mdAgents = await loadAgentsDir(agentsDir, { env, declared: prepared.declared });
+  const dirWarnings = await applyDirectoryConfig(prepared.doc, location.dir, mdAgents, { env, declared: prepared.declared });
   const resolved = resolveDocument(prepared.doc, {
     file: location.display,
     env,
@@ -74,7 +75,7 @@ export async function loadConfig(opts: LoadConfigOptions = {}): Promise<LoadedCo
     path: location.file,
     source: location.source,
     format,
-    warnings: [...prepared.warnings, ...mdAgents.warnings, ...resolved.warnings],
+    warnings: [...prepared.warnings, ...mdAgents.warnings, ...dirWarnings, ...resolved.warnings],
     home,
     agentsDir,
     envProviders: resolved.envProviders,

@@ -3,6 +3,8 @@
  * validate, then fill what depends on the environment (workspace, env providers) and merge
  * what both nanobot dialects spread over two places (MCP servers, named agents).
  */
+import { ConfigError } from "../core/errors.js";
+import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
 import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
@@ -86,8 +88,27 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
     tools,
     mcpServers,
   };
+  checkRequiredEnv(config, opts);
   warnings.push(...semanticWarnings(config, opts.file));
   return { config, warnings, envProviders };
+}
+
+/**
+ * Go nanobot `env:` entries are required unless `optional: true` or given a `default` (a bare
+ * string is only a description): a missing one stops here, named, instead of failing later.
+ */
+function checkRequiredEnv(config: NanobotConfig, opts: ResolveOptions): void {
+  const missing: string[] = [];
+  for (const [name, entry] of Object.entries(config.env)) {
+    const def = typeof entry === "string" ? { description: entry } : entry;
+    if (def.optional === true || (def.default !== undefined && def.default !== "")) continue;
+    if (!opts.env[name]) missing.push(def.description ? `${name} (${def.description.trim()})` : name);
+  }
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    `${opts.file}: env: required environment variable${missing.length > 1 ? "s" : ""} not set: ${missing.join(", ")} (set ${missing.length > 1 ? "them" : "it"}, or mark the entry optional: true)`,
+    { file: opts.file, path: "env", expected: "the environment variables the config declares" },
+  );
 }
 
 /** Infers the transport and makes `cwd` absolute. */
@@ -119,5 +140,6 @@ function semanticWarnings(config: NanobotConfig, file: string): string[] {
   for (const [name, server] of Object.entries(config.mcpServers)) {
     if (!server.command && !server.url) out.push(`${file}: mcpServers.${name} has neither command nor url`);
   }
+  out.push(...agentFieldNotes(config, file));
   return out;
 }

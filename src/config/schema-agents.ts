@@ -18,6 +18,8 @@ import {
 
 export const REASONING_EFFORTS = ["minimal", "low", "medium", "high"] as const;
 export const RETRY_MODES = ["standard", "persistent"] as const;
+/** Go `agents/*.md` front-matter `mode`: every value but `subagent` publishes the agent. */
+export const AGENT_MODES = ["", "chat", "primary", "all", "subagent"] as const;
 
 export const agentDefaultsSchema = z
   .strictObject({
@@ -71,6 +73,13 @@ export const hooksSchema = z.record(
   }),
 );
 
+/** A top-level `prompts.<name>` (Go nanobot): `${input}` references are filled at use, not at load. */
+export const inlinePromptSchema = z.strictObject({
+  description: str().optional(),
+  input: z.record(z.string(), z.unknown()).optional(),
+  template: str().optional(),
+});
+
 export const outputSchema = z.looseObject({
   name: str().optional(),
   description: str().optional(),
@@ -102,14 +111,18 @@ export const agentSchema = z
     contextWindow: positiveInt().optional(),
     maxToolIterations: positiveInt().optional(),
     reasoningEffort: oneOf(REASONING_EFFORTS).optional(),
-    reasoning: z.looseObject({ effort: str().optional(), summary: str().optional() }).optional(),
+    reasoning: z
+      .strictObject({ effort: oneOf(REASONING_EFFORTS).optional(), summary: oneOf(["auto", "concise", "detailed"]).optional() })
+      .optional()
+      .describe("Go nanobot: effort and summary for reasoning models"),
     toolChoice: str().optional(),
     toolExtensions: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
     output: outputSchema.optional(),
-    truncation: str().optional(),
+    truncation: oneOf(["auto", "disabled"]).optional().describe("Responses API context truncation"),
     threadName: str().optional(),
     chat: bool().optional(),
     default: bool().optional().describe("Marks the agent that answers when none is named"),
+    mode: oneOf(AGENT_MODES).optional().describe("agents/*.md: subagent = not published as an entrypoint"),
     permissions: z
       .record(z.string(), oneOf(["allow", "deny"] as const))
       .optional()

@@ -1,5 +1,6 @@
 /** Channels, gateway, API server, publishing and declared environment variables. */
 import { z } from "zod";
+import { instructionsSchema } from "./schema-agents.js";
 import { bool, idString, port, positiveInt, str, stringList } from "./schema-primitives.js";
 
 /**
@@ -73,7 +74,7 @@ export const apiSchema = z.looseObject({
 export const publishSchema = z.looseObject({
   name: str().optional(),
   description: str().optional(),
-  introduction: z.union([str(), z.looseObject({})]).optional(),
+  introduction: instructionsSchema.optional().describe("Announced as experimental ai.nanobot.intro; text with ${…} or an MCP prompt"),
   version: str().optional(),
   instructions: str().optional(),
   entrypoint: stringList().optional().describe("Agent(s) published as the default entry"),

@@ -4,7 +4,7 @@
  * `agents/*.md` directory and splits named agents from `agents.defaults` (see `NanobotConfig`).
  */
 import { z } from "zod";
-import { agentsSchema, hooksSchema } from "./schema-agents.js";
+import { agentsSchema, hooksSchema, inlinePromptSchema } from "./schema-agents.js";
 import type { AgentConfig, AgentDefaults } from "./schema-agents.js";
 import { apiSchema, channelsSchema, envSchema, gatewaySchema, publishSchema } from "./schema-misc.js";
 import { llmProviderSchema, modelPresetSchema, providerSchema } from "./schema-providers.js";
@@ -26,6 +26,7 @@ export const configSchema = z
     hooks: hooksSchema.default({}),
     publish: publishSchema.default({}),
     env: envSchema.default({}),
+    prompts: z.record(z.string(), inlinePromptSchema).default({}).describe("Go nanobot prompt templates (`${arg}` filled from the prompt's input)"),
     audio: z.looseObject({}).optional().describe("Python nanobot text-to-speech settings"),
   })
   .describe("nanobot configuration (JSON or YAML; camelCase or snake_case keys; ${VAR} interpolation)");

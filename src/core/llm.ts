@@ -14,6 +14,12 @@ export interface ToolDefinition {
   description: string;
   /** Always `{ type: "object", properties: {...}, ... }` once it reaches a provider. */
   parameters: JsonSchema;
+  /**
+   * Go nanobot `toolExtensions`: keys merged into the provider's wire form of this tool
+   * (`remove: [key…]` deletes keys; a `type` other than function/custom drops description and
+   * schema, for provider-defined tools). See providers/tool-extensions.ts.
+   */
+  extensions?: Record<string, unknown>;
 }
 
 export type ToolChoice = "auto" | "none" | "required" | { name: string };
@@ -27,7 +33,13 @@ export interface LLMRequest {
   toolChoice?: ToolChoice;
   maxTokens?: number;
   temperature?: number;
+  /** Nucleus sampling (Go `topP`). */
+  topP?: number;
   reasoningEffort?: ReasoningEffort;
+  /** Reasoning summary the Responses API should return (Go `reasoning.summary`: auto, concise, detailed). */
+  reasoningSummary?: string;
+  /** Responses API context truncation (Go `truncation`: auto, disabled). */
+  truncation?: string;
   /** Structured output: the final answer must be JSON matching this schema. */
   output?: { name?: string; schema: JsonSchema };
   /** Opaque per-request data for hooks and logging; never sent to the provider. */

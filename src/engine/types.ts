@@ -41,7 +41,12 @@ export interface AgentSpec {
   /** Forced on the first round only; later rounds let the model choose (else it loops). */
   toolChoice?: ToolChoice;
   temperature?: number;
+  topP?: number;
   reasoningEffort?: ReasoningEffort;
+  reasoningSummary?: string;
+  truncation?: string;
+  /** Go `toolExtensions`: tool name → keys merged into that tool's wire form. */
+  toolExtensions?: Record<string, Record<string, unknown>>;
   output?: { name?: string; schema: JsonSchema };
   metadata?: Record<string, unknown>;
   /** Tool rounds before a forced no-tools finalization (200). */

@@ -116,6 +116,8 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
     config: runtime.config,
     loadMessages: (key) => runtime.store().loadMessages(key),
     version: packageVersion(),
+    // publish.introduction and the re-exported MCP tools, prompts and resources.
+    source: runtime,
     ...deps.hostPolicy,
     log: (level, msg, data) => runtime.logger[level](msg, data),
   });

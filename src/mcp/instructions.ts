@@ -1,7 +1,13 @@
 /**
- * Agent instructions that come from an MCP prompt (`{ mcpServer, prompt, args }`): fetched each
- * turn, so a server can change the system prompt without a restart.
+ * Go nanobot dynamic text: agent `instructions`, `publish.introduction` and top-level `prompts`
+ * templates. A string is expanded at turn time (`${VAR}` from the environment and `env:`
+ * defaults, `${nanobot:time}`, `${servers.<name>.instructions}` from that MCP server's
+ * initialize result, a template's own arguments); `{mcpServer, prompt, args}` is an MCP
+ * prompt whose text becomes the result (fetched each turn, so a server can change the system
+ * prompt without a restart). A reference that resolves to nothing is an error naming it, as in
+ * Go: a system prompt with a hole in it fails loudly instead of reaching the model.
  */
+import { ConfigError } from "../core/errors.js";
 import type { McpClientManager } from "./manager.js";
 import { promptText } from "./result-mapping.js";
 
@@ -11,12 +17,149 @@ export interface PromptInstructions {
   args?: Record<string, string>;
 }
 
-/** The prompt's text; throws when the server is unknown or `prompts/get` fails. */
+/** A top-level `prompts.<name>` entry (Go nanobot): a template with named inputs. */
+export interface InlinePrompt {
+  description?: string;
+  input?: Record<string, unknown>;
+  template?: string;
+}
+
+export interface ExpandContext {
+  env: Record<string, string | undefined>;
+  /** The config's `env:` defaults, used when the environment lacks the variable. */
+  envDefaults?: Record<string, string>;
+  /** Template arguments (`${topic}` in a `prompts` template). */
+  vars?: Record<string, string>;
+  /** Configured MCP servers, and the initialize `instructions` of those that connected. */
+  serverNames?: readonly string[];
+  serverInstructions?: (server: string) => string | undefined;
+  now?: () => Date;
+  /** Where the text came from, for error messages (`agents.main.instructions`). */
+  where: string;
+}
+
+/** RFC 3339 in `TZ` when it names a zone, else UTC (Go's `${nanobot:time}`). */
+export function rfc3339(now: Date, tz: string | undefined): string {
+  const utc = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+  if (!tz || tz === "UTC") return utc;
+  try {
+    const parts = new Intl.DateTimeFormat("en-US", {
+      timeZone: tz,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+    }).formatToParts(now);
+    const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? "00";
+    const local = Date.UTC(+get("year"), +get("month") - 1, +get("day"), +get("hour"), +get("minute"), +get("second"));
+    const offset = Math.round((local - Math.floor(now.getTime() / 1000) * 1000) / 60_000);
+    if (offset === 0) return utc;
+    const abs = Math.abs(offset);
+    const sign = offset > 0 ? "+" : "-";
+    const zone = `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+    return `${get("year")}-${get("month")}-${get("day")}T${get("hour")}:${get("minute")}:${get("second")}${zone}`;
+  } catch {
+    return utc;
+  }
+}
+
+const SERVER_REF = /^servers(?:\.([A-Za-z0-9_-]+)|\[\s*["']([^"']+)["']\s*\])\.instructions$/;
+
+function lookupEnv(name: string, ctx: ExpandContext): string | undefined {
+  const direct = ctx.env[name];
+  if (direct !== undefined) return direct;
+  // Go also matches case-insensitively with `-` read as `_`.
+  for (const [key, value] of Object.entries(ctx.env)) {
+    if (value !== undefined && key.replace(/-/g, "_").toLowerCase() === name.toLowerCase()) return value;
+  }
+  return ctx.envDefaults?.[name];
+}
+
+function resolveExpression(raw: string, ctx: ExpandContext): string {
+  const expr = raw.trim();
+  if (expr === "nanobot:time") return rfc3339(ctx.now?.() ?? new Date(), lookupEnv("TZ", ctx));
+  if (ctx.vars && Object.hasOwn(ctx.vars, expr)) return ctx.vars[expr] ?? "";
+  const server = SERVER_REF.exec(expr);
+  if (server) {
+    const name = (server[1] ?? server[2])!;
+    if (ctx.serverNames && !ctx.serverNames.includes(name)) {
+      throw new ConfigError(`${ctx.where}: \${${expr}} names MCP server "${name}", which is not in mcpServers`, { path: ctx.where });
+    }
+    // A configured server that did not connect has no instructions; Go gives "" too.
+    return ctx.serverInstructions?.(name) ?? "";
+  }
+  const fallback = /^([A-Za-z_][A-Za-z0-9_-]*):?-(.*)$/s.exec(expr);
+  const name = fallback ? fallback[1]! : expr;
+  const value = lookupEnv(name, ctx);
+  if (value !== undefined && value !== "") return value;
+  if (fallback) return fallback[2] ?? "";
+  if (value !== undefined) return value;
+  throw new ConfigError(
+    `${ctx.where}: \${${expr}} is not set (an environment variable, an env: default, nanobot:time, servers.<name>.instructions${ctx.vars ? " or a prompt argument" : ""}); write $\${…} for a literal`,
+    { path: ctx.where },
+  );
+}
+
+/**
+ * Replaces every `${…}` in `text` (braces may nest, as in Go); `$${…}` stays a literal `${…}`.
+ * Throws ConfigError for a reference that resolves to nothing.
+ */
+export function expandTemplate(text: string, ctx: ExpandContext): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const at = text.indexOf("${", i);
+    if (at < 0) break;
+    if (at > 0 && text[at - 1] === "$") {
+      out += text.slice(i, at - 1) + "${";
+      i = at + 2;
+      continue;
+    }
+    let depth = 1;
+    let end = at + 2;
+    for (; end < text.length && depth > 0; end++) {
+      if (text[end] === "{") depth++;
+      else if (text[end] === "}") depth--;
+    }
+    if (depth > 0) break; // unclosed: the rest is literal
+    const inner = expandTemplate(text.slice(at + 2, end - 1), ctx);
+    out += text.slice(i, at) + resolveExpression(inner, ctx);
+    i = end;
+  }
+  return out + text.slice(i);
+}
+
+/** Whether `text` has anything `expandTemplate` would replace (plain text is used as is). */
+export function hasTemplate(text: string): boolean {
+  return text.includes("${");
+}
+
+/**
+ * The text of `{mcpServer, prompt, args}`: the config's own `prompts.<prompt>` when `mcpServer`
+ * names it too (Go's inline prompts), else the server's `prompts/get`. Args are expanded first.
+ * Throws when the server is unknown or `prompts/get` fails.
+ */
 export async function resolvePromptInstructions(
-  manager: McpClientManager,
+  manager: McpClientManager | undefined,
   spec: PromptInstructions,
+  ctx: ExpandContext & { prompts?: Record<string, InlinePrompt> },
   signal?: AbortSignal,
 ): Promise<string> {
-  const result = await manager.getPrompt(spec.mcpServer, spec.prompt, spec.args ?? {}, signal);
+  const args: Record<string, string> = {};
+  for (const [k, v] of Object.entries(spec.args ?? {})) args[k] = expandTemplate(v, { ...ctx, vars: undefined });
+  const inline = ctx.prompts?.[spec.prompt];
+  if (inline && spec.mcpServer === spec.prompt) return renderInlinePrompt(spec.prompt, inline, args, ctx);
+  if (!manager || !manager.serverNames().includes(spec.mcpServer)) {
+    throw new ConfigError(`${ctx.where}: mcpServer "${spec.mcpServer}" is not in mcpServers`, { path: `${ctx.where}.mcpServer` });
+  }
+  const result = await manager.getPrompt(spec.mcpServer, spec.prompt, args, signal);
   return promptText(result);
+}
+
+/** A top-level `prompts.<name>` template with its arguments filled in. */
+export function renderInlinePrompt(name: string, prompt: InlinePrompt, args: Record<string, string>, ctx: ExpandContext): string {
+  return expandTemplate(prompt.template ?? "", { ...ctx, vars: args, where: `prompts.${name}.template` });
 }

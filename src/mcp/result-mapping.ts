@@ -67,7 +67,8 @@ export function mapContentBlock(block: ContentBlock): ToolResultContentPart {
  * server sent no text, rendered as JSON text so the model still sees it.
  */
 export function mapCallToolResult(result: CallToolResult): Exclude<ToolOutput, string> {
-  const content = (result.content ?? []).map(mapContentBlock);
+  const blocks = result.content ?? [];
+  const content = blocks.map(mapContentBlock);
   const structured = result.structuredContent;
   if (structured !== undefined && !content.some((p) => p.type === "text")) {
     content.push({ type: "text", text: JSON.stringify(structured) });
@@ -76,7 +77,16 @@ export function mapCallToolResult(result: CallToolResult): Exclude<ToolOutput, s
     content,
     ...(result.isError === true ? { isError: true } : {}),
     ...(structured !== undefined ? { structuredContent: structured } : {}),
+    ...(blocks.some(asksSkipTruncation) ? { skipTruncation: true } : {}),
   };
+}
+
+/** The Go nanobot's content `_meta` key that keeps a large tool result whole. */
+export const SKIP_TRUNCATION_META_KEY = "ai.nanobot.meta/skip-truncation";
+
+function asksSkipTruncation(block: ContentBlock): boolean {
+  const meta = (block as { _meta?: Record<string, unknown> })._meta;
+  return meta?.[SKIP_TRUNCATION_META_KEY] === true;
 }
 
 /** A prompt's messages as parts; text is prefixed by its role when there is more than one message. */

@@ -15,6 +15,7 @@ import { ResponseBuilder } from "./response-builder.js";
 import { parseToolArguments } from "./tool-arguments.js";
 import type { ModelTarget } from "./types.js";
 import { num } from "./numbers.js";
+import { applyToolExtensions } from "./tool-extensions.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 const DEFAULT_MAX_TOKENS = 8192;
@@ -36,8 +37,10 @@ export function buildAnthropicBody(target: ModelTarget, request: LLMRequest): Re
   const budget = request.reasoningEffort && !outputTool ? Math.min(THINKING_BUDGET[request.reasoningEffort], maxTokens - 1) : 0;
   if (budget >= MIN_THINKING_BUDGET) body.thinking = { type: "enabled", budget_tokens: budget };
   else if (request.temperature !== undefined) body.temperature = request.temperature;
+  // Thinking also rejects a changed top_p.
+  if (request.topP !== undefined && body.thinking === undefined) body.top_p = request.topP;
   const tools: Array<Record<string, unknown>> = (request.tools ?? []).map((t) =>
-    stableWireForm("anthropic", t, () => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+    stableWireForm("anthropic", t, () => applyToolExtensions({ name: t.name, description: t.description, input_schema: t.parameters } as Record<string, unknown>, t)),
   );
   if (request.output && outputTool) {
     const schema = request.output.schema;

@@ -13,6 +13,7 @@ import { joinUrl, parseEventData, streamSse } from "./http.js";
 import { JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
+import { applyToolExtensions } from "./tool-extensions.js";
 import type { Piece } from "./think-splitter.js";
 import type { ModelTarget } from "./types.js";
 import { num } from "./numbers.js";
@@ -30,11 +31,14 @@ export function buildChatBody(target: ModelTarget, request: LLMRequest): Record<
   const reasoningModel = target.provider === "openai" && OPENAI_REASONING_MODEL.test(target.model);
   if (request.maxTokens !== undefined) body[target.provider === "openai" ? "max_completion_tokens" : "max_tokens"] = request.maxTokens;
   if (request.temperature !== undefined && !reasoningModel) body.temperature = request.temperature;
+  if (request.topP !== undefined && !reasoningModel) body.top_p = request.topP;
   if (request.reasoningEffort) body.reasoning_effort = request.reasoningEffort;
   if (request.tools?.length) {
     body.tools = new JsonList(
       request.tools.map((t) =>
-        stableWireForm("chat", t, () => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } })),
+        stableWireForm("chat", t, () =>
+          applyToolExtensions({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters } } as Record<string, unknown>, t),
+        ),
       ),
     );
     const choice = request.toolChoice;

@@ -14,24 +14,29 @@ import { toResponsesInput } from "./responses-messages.js";
 import { ResponseBuilder } from "./response-builder.js";
 import type { ModelTarget } from "./types.js";
 import { num } from "./numbers.js";
+import { applyToolExtensions } from "./tool-extensions.js";
 
 const REASONING_MODEL = /^(o\d|gpt-5|codex)/;
 
 export function buildResponsesBody(target: ModelTarget, request: LLMRequest): Record<string, unknown> {
   const { instructions, input } = toResponsesInput(request.messages, target);
-  const reasoning = request.reasoningEffort !== undefined || REASONING_MODEL.test(target.model);
+  const reasoning = request.reasoningEffort !== undefined || request.reasoningSummary !== undefined || REASONING_MODEL.test(target.model);
   const body: Record<string, unknown> = { model: target.model, input, stream: true, store: false };
   if (instructions) body.instructions = instructions;
   if (reasoning) {
     body.include = ["reasoning.encrypted_content"];
-    body.reasoning = { ...(request.reasoningEffort ? { effort: request.reasoningEffort } : {}), summary: "auto" };
+    body.reasoning = { ...(request.reasoningEffort ? { effort: request.reasoningEffort } : {}), summary: request.reasoningSummary ?? "auto" };
   }
+  if (request.truncation) body.truncation = request.truncation;
+  if (request.topP !== undefined && !reasoning) body.top_p = request.topP;
   if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens;
   if (request.temperature !== undefined && !reasoning) body.temperature = request.temperature;
   if (request.tools?.length) {
     body.tools = new JsonList(
       request.tools.map((t) =>
-        stableWireForm("responses", t, () => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false })),
+        stableWireForm("responses", t, () =>
+          applyToolExtensions({ type: "function", name: t.name, description: t.description, parameters: t.parameters, strict: false } as Record<string, unknown>, t),
+        ),
       ),
     );
     const choice = request.toolChoice;

@@ -28,12 +28,16 @@ describe("snake_case and camelCase keys are equivalent", () => {
   });
 
   it("keeps env var names, channel names and agent names as written", () => {
-    const { config } = resolve({
-      env: { MY_API_KEY: "a description" },
-      channels: { my_chat: { enabled: true, allow_from: ["u1"] }, send_progress: false },
-      agents: { code_reviewer: { max_tokens: 10 } },
-      mcpServers: { fs: { command: "x", env: { SOME_VAR: "1" } } },
-    });
+    // A bare string is a Go env description (a required variable), so the test sets it.
+    const { config } = resolveConfig(
+      {
+        env: { MY_API_KEY: "a description" },
+        channels: { my_chat: { enabled: true, allow_from: ["u1"] }, send_progress: false },
+        agents: { code_reviewer: { max_tokens: 10 } },
+        mcpServers: { fs: { command: "x", env: { SOME_VAR: "1" } } },
+      },
+      { env: { HOME: "/h", MY_API_KEY: "k" }, file: "config.json", envProviders: false },
+    );
     expect(config.env).toEqual({ MY_API_KEY: "a description" });
     expect(config.channels).toEqual({ my_chat: { enabled: true, allowFrom: ["u1"] }, sendProgress: false });
     expect(config.agents.named).toEqual({ code_reviewer: { maxTokens: 10 } });

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM, RecordedRequest } from "../fakes/fake-llm-types.js";
 import { runNanobot, startNanobot } from "../support/nanobot-cli.js";
@@ -21,8 +22,6 @@ beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "nanobot-cron-gw-"));
   await mkdir(join(root, "ws"));
   fake = await startFakeLLM();
-  // Plenty of answers: every firing is one model request.
-  fake.enqueue(...Array.from({ length: 200 }, () => ({ text: "done" })));
   await writeFile(
     join(root, "nanobot.json"),
     JSON.stringify({
@@ -41,6 +40,9 @@ afterEach(async () => {
 });
 
 const cli = (args: string[]) => runNanobot(args, { cwd: root, env });
+
+/** Plenty of answers: every firing is one model request. */
+const plentyOfAnswers = (): void => fake.enqueue(...Array.from({ length: 200 }, () => ({ text: "done" })));
 
 /** How many model requests a job's firing has caused (its message is the request's last). */
 function firings(name: string): number {
@@ -66,6 +68,7 @@ async function listed(): Promise<string[]> {
 
 describe("cron while the gateway runs", () => {
   it("a job added from the CLI fires, survives the gateway's own writes, and stops firing once removed", { timeout: 90_000 }, async () => {
+    plentyOfAnswers();
     gateway = startNanobot(["gateway", "--port", "0"], { cwd: root, env });
     await gateway.waitFor(/listening on http:\/\/\S+/);
 
@@ -99,6 +102,7 @@ describe("cron while the gateway runs", () => {
   });
 
   it("four CLI writers at once, while the gateway writes after every firing, lose nothing", { timeout: 90_000 }, async () => {
+    plentyOfAnswers();
     gateway = startNanobot(["gateway", "--port", "0"], { cwd: root, env });
     await gateway.waitFor(/listening on http:\/\/\S+/);
     expect((await cli(["cron", "add", "-n", "busy", "-m", "tick", "--every", "1", "-s", "cron:busy"])).code).toBe(0);
@@ -110,4 +114,29 @@ describe("cron while the gateway runs", () => {
     await until(() => firings("busy") >= busyNow + 2, "busy to fire twice more");
     expect((await listed()).sort()).toEqual(["busy", ...names]);
   });
+
+  it("removing a job while its turn runs stops that turn (saved as stopped)", { timeout: 90_000 }, async () => {
+    // The first firing hangs at the model; nothing else is answered.
+    fake.enqueue({ text: "never", delayMs: 60_000 });
+    gateway = startNanobot(["gateway", "--port", "0"], { cwd: root, env });
+    await gateway.waitFor(/listening on http:\/\/\S+/);
+    const added = await cli(["cron", "add", "-n", "slow", "-m", "take your time", "--every", "1", "-s", "cron:slow"]);
+    const id = /^added (\S+) /.exec(added.stdout)?.[1] as string;
+    await until(() => firings("slow") === 1, "the slow job's model request");
+    expect((await cli(["cron", "remove", id])).code).toBe(0);
+    await until(async () => (await turnStatuses()).includes("stopped"), "the running turn to be stopped");
+    expect(await turnStatuses()).toEqual(["stopped"]);
+    expect(firings("slow")).toBe(1);
+  });
 });
+
+/** The status of every turn in the gateway's state database, oldest first. */
+async function turnStatuses(): Promise<string[]> {
+  const store = new SqliteSessionStore({ path: join(root, "home", "state.db") });
+  try {
+    const rows = await store.snapshot((q) => q.db.prepare("SELECT status FROM turns ORDER BY started_at").all() as Array<{ status: string }>);
+    return rows.map((r) => r.status);
+  } finally {
+    await store.close();
+  }
+}

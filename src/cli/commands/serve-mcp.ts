@@ -47,6 +47,8 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         config: loaded.config,
         loadMessages: (sessionKey) => runtime.store().loadMessages(sessionKey),
         version: ctx.version,
+        // publish.introduction and the re-exported MCP tools, prompts and resources.
+        source: runtime,
         log: (level, msg, data) => logger[level](msg, data),
       });
       const stop = (): void => {

@@ -1,7 +1,8 @@
 /**
  * Large tool results stay in the persisted history but not in the request: the copy carries a
  * 1,200-character preview and the path of a file holding the full text. `read_file` is exempt
- * (offloading a file read into another file would send the model in circles).
+ * (offloading a file read into another file would send the model in circles), and so is a
+ * result its tool asked to keep whole (the Go nanobot's skip-truncation `_meta`).
  */
 import { join } from "node:path";
 import type { Message, ToolMessage } from "../../core/messages.js";
@@ -39,7 +40,7 @@ export function offloadLargeResults(
   let out: Message[] | undefined;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Message;
-    const fixed = m.role === "tool" && !EXEMPT_TOOLS.has(m.toolName) ? offloadOne(m, maxChars, outputDir, writes) : m;
+    const fixed = m.role === "tool" && !EXEMPT_TOOLS.has(m.toolName) && m.meta?.skipTruncation !== true ? offloadOne(m, maxChars, outputDir, writes) : m;
     if (fixed !== m) {
       offloaded++;
       out ??= messages.slice(0, i);
@@ -60,7 +61,11 @@ function offloadOne(m: ToolMessage, maxChars: number, outputDir: string | undefi
   const text = resultText(m);
   const preview = text.slice(0, OFFLOAD_PREVIEW_CHARS);
   let note: string;
-  if (outputDir) {
+  const full = typeof m.meta?.truncatedOutputPath === "string" ? m.meta.truncatedOutputPath : undefined;
+  if (full) {
+    // Already cut at 50 KiB with the whole output on disk: point there, write nothing new.
+    note = `[Result truncated: the full output is saved at ${full}; read it with read_file if you need more.]`;
+  } else if (outputDir) {
     const path = offloadPath(outputDir, m);
     writes.push({ path, content: text });
     note = `[Result truncated: ${text.length} characters in total. The full result is saved at ${path}; read it with read_file if you need more.]`;

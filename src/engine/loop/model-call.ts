@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AbortedError, ContextOverflowError, errorMessage } from "../../core/errors.js";
-import type { LLMRequest, ModelResponse } from "../../core/llm.js";
+import type { LLMRequest, ModelResponse, ToolDefinition } from "../../core/llm.js";
 import type { Message } from "../../core/messages.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { Tool } from "../../tools/tool.js";
@@ -14,6 +14,7 @@ import { compactHistory, shouldCompact } from "../compaction/compact.js";
 import { governContext } from "../governance/govern.js";
 import type { PendingWrite } from "../governance/offload.js";
 import { estimateMessages } from "../tokens/estimator.js";
+import type { AgentSpec } from "../types.js";
 import { addUsage, hookContext, warn, type RunState } from "./run-state.js";
 
 export interface AskOptions {
@@ -70,7 +71,7 @@ async function writeOffloads(state: RunState, writes: readonly PendingWrite[]): 
 }
 
 async function buildRequest(state: RunState, options: AskOptions): Promise<{ request: LLMRequest; estimate: number }> {
-  const tools = options.noTools || state.toolDefs.length === 0 ? undefined : state.toolDefs;
+  const tools = options.noTools || state.toolDefs.length === 0 ? undefined : withExtensions(state.toolDefs, state.spec.toolExtensions);
   const governed = governContext(state.working, {
     estimator: state.estimator,
     budget: state.settings.budget,
@@ -93,11 +94,26 @@ async function buildRequest(state: RunState, options: AskOptions): Promise<{ req
     ...(tools && state.iterations === 1 && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
     maxTokens: state.settings.maxTokens,
     ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+    ...(spec.topP !== undefined ? { topP: spec.topP } : {}),
     ...(spec.reasoningEffort ? { reasoningEffort: spec.reasoningEffort } : {}),
+    ...(spec.reasoningSummary ? { reasoningSummary: spec.reasoningSummary } : {}),
+    ...(spec.truncation ? { truncation: spec.truncation } : {}),
     ...(spec.output ? { output: spec.output } : {}),
     ...(spec.metadata ? { metadata: spec.metadata } : {}),
   };
   return { request, estimate: stats.tokensAfter - state.adjustment };
+}
+
+/** Definitions with `toolExtensions` attached; one array per definitions array, so wire forms stay cached. */
+const extended = new WeakMap<readonly ToolDefinition[], ToolDefinition[]>();
+function withExtensions(defs: ToolDefinition[], extensions: AgentSpec["toolExtensions"]): ToolDefinition[] {
+  if (!extensions || Object.keys(extensions).length === 0) return defs;
+  let out = extended.get(defs);
+  if (!out) {
+    out = defs.map((d) => (extensions[d.name] ? { ...d, extensions: extensions[d.name] } : d));
+    extended.set(defs, out);
+  }
+  return out;
 }
 
 function abortRace(signal: AbortSignal | undefined): { promise: Promise<never>; dispose: () => void } {

@@ -112,6 +112,8 @@ async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMes
     const meta = {
       ...(truncated.path ? { truncatedOutputPath: truncated.path } : {}),
       ...(output.suppressFinalReply ? { suppressFinalReply: true } : {}),
+      // History offload (`maxToolResultChars`) must keep it whole too.
+      ...(output.skipTruncation ? { skipTruncation: true } : {}),
     };
     if (Object.keys(meta).length > 0) result.meta = meta;
   } catch (err) {

@@ -1,16 +1,15 @@
 /**
- * Oversized tool output (Go seed §6.4): above 50 KiB the full output is written to
- * `<outputDir>/truncated-outputs/<tool>-<callId>.txt` (`.json` when it has non-text parts) and
- * the result keeps a head of the text plus the path. Images are not counted: their cost is
- * their pixel size, which truncating text cannot change.
+ * Oversized tool output (Go seed §6.4): above 50 KiB the full output is written, owner-only
+ * (0600, in a 0700 directory), to `<outputDir>/truncated-outputs/<tool>-<callId>.txt` (`.json`
+ * when it has non-text parts) and the result keeps the text's head up to the same 50 KiB
+ * (less the pointer line) plus the path, as the Go nanobot does. Images are not counted:
+ * their cost is their pixel size, which truncating text cannot change.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ToolResultContentPart } from "../../core/messages.js";
 
 export const MAX_TOOL_OUTPUT_BYTES = 51_200;
-/** The head kept in the result; below the 16,000-character offload limit on purpose. */
-export const TRUNCATED_HEAD_CHARS = 10_000;
 
 function outputBytes(content: readonly ToolResultContentPart[]): number {
   let bytes = 0;
@@ -44,13 +43,28 @@ export async function truncateLargeOutput(
   if (options.outputDir) {
     const ext = textOnly ? "txt" : "json";
     path = join(options.outputDir, "truncated-outputs", `${safeName(options.toolName)}-${safeName(options.callId)}.${ext}`);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, textOnly ? text : JSON.stringify(content, null, 2), "utf8");
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    // The output may hold secrets the tool read; only the owner may read the copy.
+    await writeFile(path, textOnly ? text : JSON.stringify(content, null, 2), { encoding: "utf8", mode: 0o600 });
+    await chmod(path, 0o600);
   }
   const where = path
     ? `The full output is saved at ${path}; read it with read_file (use an offset) if you need the rest.`
     : "The rest was discarded.";
-  const note = `\n\n[Output truncated: ${bytes} bytes in total, showing the first ${TRUNCATED_HEAD_CHARS} characters. ${where}]`;
+  const note = (shown: number): string => `\n\n[Output truncated: ${bytes} bytes in total, showing the first ${shown} bytes. ${where}]`;
+  // The head fills the budget left after the note (its digits are bounded by the total's).
+  const head = headWithinBytes(text, MAX_TOOL_OUTPUT_BYTES - Buffer.byteLength(note(bytes), "utf8"));
   const images = content.filter((p) => p.type === "image");
-  return { content: [{ type: "text", text: text.slice(0, TRUNCATED_HEAD_CHARS) + note }, ...images], path };
+  return { content: [{ type: "text", text: head + note(Buffer.byteLength(head, "utf8")) }, ...images], path };
+}
+
+/** The longest prefix of `text` of at most `maxBytes` UTF-8 bytes, never splitting a character. */
+function headWithinBytes(text: string, maxBytes: number): string {
+  if (maxBytes <= 0) return "";
+  const buf = Buffer.from(text, "utf8");
+  if (buf.length <= maxBytes) return text;
+  let end = maxBytes;
+  // Step back over continuation bytes (10xxxxxx) so the cut lands on a character boundary.
+  while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
+  return buf.subarray(0, end).toString("utf8");
 }

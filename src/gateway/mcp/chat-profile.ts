@@ -15,7 +15,12 @@ import { applyEvent, progressMessage, progressText } from "./chat-progress.js";
 import type { ProgressBoard } from "./chat-progress.js";
 import { DEFAULT_AGENT, publishedAgents } from "./published-agents.js";
 import type { PublishedAgent } from "./published-agents.js";
-import type { CallScope, ServedResource, ServedTool, ServerProfile } from "./server-profile.js";
+import type { CallScope, ServedPrompt, ServedResource, ServedTool, ServerProfile } from "./server-profile.js";
+import { expandContextFor, resolveDynamicText } from "../../agent/agent-instructions.js";
+import type { InstructionSource } from "../../agent/agent-instructions.js";
+import type { AgentInstructions } from "../../config/schema-agents.js";
+import { renderInlinePrompt } from "../../mcp/instructions.js";
+import { publishedExtras, publishesServerItems } from "./published-mcp.js";
 
 export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
 
@@ -27,10 +32,15 @@ export interface McpServerDeps {
   config: NanobotConfig;
   /** A session's messages for `chat://history` (the session store's `loadMessages`). */
   loadMessages?: (sessionKey: string) => Promise<Message[]>;
-  /** Server name and version announced in `initialize`. */
+  /** Server name and version announced in `initialize` when `publish.name/version` are unset. */
   serverName?: string;
   version?: string;
   log?: McpLogFn;
+  /**
+   * The runtime's MCP servers and environment: what `publish.introduction` expands in and what
+   * `publish.tools/prompts/resources/mcpServers` re-export. Without it those are not served.
+   */
+  source?: InstructionSource;
 }
 
 export const HISTORY_URI = "chat://history";
@@ -41,15 +51,52 @@ const PROGRESS_SETTLE_MS = 15;
 /** Builds the chat profile; `board` is shared by every connection of one server. */
 export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerProfile {
   const agents = publishedAgents(deps.config);
+  const { publish } = deps.config;
+  const source = deps.source;
+  const intro = publish.introduction as AgentInstructions | undefined;
   return {
-    name: deps.serverName ?? deps.config.publish.name ?? "nanobot",
-    version: deps.version ?? deps.config.publish.version ?? "0.0.0",
+    // A Go config names and versions what it publishes; nanobot's own name is the fallback.
+    name: publish.name ?? deps.serverName ?? "nanobot",
+    version: publish.version ?? deps.version ?? "0.0.0",
     instructions:
-      deps.config.publish.instructions ??
+      publish.instructions ??
       `Tools: ${agents.map((a) => a.toolName).join(", ")}. Each call is one message to that agent; the conversation continues across calls in this session.`,
     tools: agents.map((agent) => chatTool(agent, deps, board)),
     resources: chatResources(deps, board),
+    prompts: inlinePrompts(deps),
+    ...(intro !== undefined && source ? { introduction: () => resolveDynamicText(source, intro, "publish.introduction") } : {}),
+    ...(source && publishesServerItems(deps.config) ? { extras: async () => publishedExtras(deps.config, await source.mcp()) } : {}),
   };
+}
+
+/** `publish.prompts` entries that name a top-level `prompts.<name>` template (Go inline prompts). */
+function inlinePrompts(deps: McpServerDeps): ServedPrompt[] {
+  const templates = deps.config.prompts;
+  const source = deps.source;
+  const out: ServedPrompt[] = [];
+  for (const name of deps.config.publish.prompts ?? []) {
+    const prompt = templates[name];
+    if (!prompt || name.includes("/")) continue;
+    const input = Object.entries(prompt.input ?? {});
+    out.push({
+      definition: {
+        name,
+        ...(prompt.description ? { description: prompt.description } : {}),
+        arguments: input.map(([arg, field]) => ({
+          name: arg,
+          ...(typeof field === "string" ? { description: field } : typeof (field as { description?: unknown }).description === "string" ? { description: (field as { description: string }).description } : {}),
+          required: (field as { required?: unknown }).required !== false,
+        })),
+      },
+      async get(args) {
+        const filled = Object.fromEntries(input.map(([arg]) => [arg, args[arg] ?? ""]));
+        const ctx = source ? await expandContextFor(source, `prompts.${name}`, prompt.template) : { env: {}, where: `prompts.${name}` };
+        const text = renderInlinePrompt(name, prompt, { ...filled, ...args }, ctx);
+        return { messages: [{ role: "user", content: { type: "text", text } }] };
+      },
+    });
+  }
+  return out;
 }
 
 function chatTool(published: PublishedAgent, deps: McpServerDeps, board: ProgressBoard): ServedTool {

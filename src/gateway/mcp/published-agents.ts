@@ -1,7 +1,7 @@
 /**
- * Which agents nanobot publishes as `chat-with-<agent>` tools: the `publish.entrypoint` list
- * when set, else every named agent that has not opted out with `chat: false`, else the default
- * assistant (`nanobot`) alone — so a config without named agents still serves one tool.
+ * Which agents nanobot publishes as `chat-with-<agent>` tools, by the Go nanobot's entrypoint
+ * rules (see `publishedAgentNames`); a config without named agents still serves the default
+ * assistant (`nanobot`).
  */
 import type { NanobotConfig } from "../../config/index.js";
 import { fitToolName } from "../../mcp/names.js";
@@ -22,16 +22,31 @@ export function chatToolName(agent: string): string {
 }
 
 export function publishedAgents(config: NanobotConfig): PublishedAgent[] {
-  const named = config.agents.named;
-  const entry = (config.publish.entrypoint ?? []).filter((name) => name === DEFAULT_AGENT || named[name] !== undefined);
-  const names =
-    entry.length > 0 ? entry : Object.keys(named).filter((name) => named[name]?.chat !== false);
-  if (names.length === 0) names.push(DEFAULT_AGENT);
+  const names = publishedAgentNames(config);
   return [...new Set(names)].map((agent) => ({
     agent,
     toolName: chatToolName(agent),
     description: describe(config, agent),
   }));
+}
+
+/**
+ * The Go nanobot's entrypoint rules: the agents named in `publish.entrypoint` (its `server/tool`
+ * entries are re-exported tools, see published-mcp.ts); without it, the one chat agent; with
+ * several and no entrypoint (which Go refuses; config loading warns) the default agent
+ * (`default: true`), else the first chat agent; with none, the default assistant.
+ */
+export function publishedAgentNames(config: NanobotConfig): string[] {
+  const named = config.agents.named;
+  const entrypoint = config.publish.entrypoint ?? [];
+  const entry = entrypoint.filter((name) => name === DEFAULT_AGENT || named[name] !== undefined);
+  if (entry.length > 0) return entry;
+  // An entrypoint of tools only publishes no agent.
+  if (entrypoint.length > 0) return [];
+  const chat = Object.keys(named).filter((name) => named[name]?.chat !== false);
+  if (chat.length <= 1) return chat.length === 1 ? chat : [DEFAULT_AGENT];
+  const marked = chat.find((name) => named[name]?.default === true);
+  return [marked ?? chat[0]!];
 }
 
 function describe(config: NanobotConfig, agent: string): string {

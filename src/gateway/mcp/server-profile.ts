@@ -11,6 +11,7 @@ import {
   CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  InitializeRequestSchema,
   ListPromptsRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListResourcesRequestSchema,
@@ -24,6 +25,8 @@ import type {
   RequestId,
   CallToolResult,
   GetPromptResult,
+  InitializeRequest,
+  InitializeResult,
   Prompt,
   ReadResourceResult,
   Resource,
@@ -91,7 +94,29 @@ export interface ServerProfile {
   logging?: boolean;
   /** Accept `resources/subscribe` and `resources/unsubscribe`. */
   subscriptions?: boolean;
+  /**
+   * Items listed anew for every request (a Go config's `publish.tools`/`mcpServers`… re-exported
+   * from its MCP servers). Their presence declares the prompts and resources capabilities.
+   */
+  extras?: () => Promise<ProfileExtras>;
+  /**
+   * Go's `publish.introduction`, resolved at each `initialize` and announced as the
+   * experimental capability `ai.nanobot: { intro }`.
+   */
+  introduction?: () => Promise<string | undefined>;
 }
+
+export interface ProfileExtras {
+  tools: ServedTool[];
+  prompts: ServedPrompt[];
+  resources: ServedResource[];
+  resourceTemplates: ServedResourceTemplate[];
+}
+
+const NO_EXTRAS: ProfileExtras = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
+
+/** The Go nanobot's experimental capability key. */
+export const NANOBOT_CAPABILITY = "ai.nanobot";
 
 /** The nanobot session an MCP session talks in: `mcp:<session id>`, `mcp:stdio` without one. */
 export function mcpSessionKey(sessionId: string | undefined): string {
@@ -101,8 +126,8 @@ export function mcpSessionKey(sessionId: string | undefined): string {
 function capabilitiesOf(profile: ServerProfile): ServerCapabilities {
   const caps: ServerCapabilities = { tools: { listChanged: false } };
   const hasResources = (profile.resources?.length ?? 0) + (profile.resourceTemplates?.length ?? 0) > 0;
-  if (hasResources || profile.subscriptions) caps.resources = { listChanged: false, subscribe: profile.subscriptions === true };
-  if (profile.prompts?.length) caps.prompts = { listChanged: false };
+  if (hasResources || profile.subscriptions || profile.extras) caps.resources = { listChanged: false, subscribe: profile.subscriptions === true };
+  if (profile.prompts?.length || profile.extras) caps.prompts = { listChanged: false };
   if (profile.prompts?.some((p) => p.complete)) caps.completions = {};
   if (profile.logging) caps.logging = {};
   return caps;
@@ -120,10 +145,16 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
     return { sessionKey: mcpSessionKey(extra.sessionId), extra, ...(closeStream ? { closeStream } : {}) };
   };
   const tools = new Map(profile.tools.map((t) => [t.definition.name, t]));
+  const extras = (): Promise<ProfileExtras> => profile.extras?.() ?? Promise.resolve(NO_EXTRAS);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: profile.tools.map((t) => t.definition) }));
+  if (profile.introduction) installIntroduction(server, profile.introduction);
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    // Own tools win a name clash with a re-exported one.
+    const more = (await extras()).tools.filter((t) => !tools.has(t.definition.name));
+    return { tools: [...profile.tools, ...more].map((t) => t.definition) };
+  });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = tools.get(request.params.name);
+    const tool = tools.get(request.params.name) ?? (await extras()).tools.find((t) => t.definition.name === request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"`);
     try {
       return await tool.call(request.params.arguments ?? {}, scopeOf(extra));
@@ -134,18 +165,45 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
   });
 
   const caps = capabilitiesOf(profile);
-  if (caps.resources) installResources(server, profile, scopeOf);
-  if (caps.prompts) installPrompts(server, profile, scopeOf);
+  if (caps.resources) installResources(server, profile, scopeOf, extras);
+  if (caps.prompts) installPrompts(server, profile, scopeOf, extras);
   return server;
 }
 
-function installResources(server: Server, profile: ServerProfile, scopeOf: (extra: HandlerExtra) => CallScope): void {
-  const resources = profile.resources ?? [];
-  const templates = profile.resourceTemplates ?? [];
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.map((r) => r.definition) }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: templates.map((t) => t.definition) }));
+/**
+ * Adds `experimental["ai.nanobot"].intro` to the SDK's own initialize result. The SDK fixes
+ * capabilities at construction, but the introduction may be dynamic (`${nanobot:time}`, an MCP
+ * prompt), so it is resolved per `initialize` as Go does.
+ */
+function installIntroduction(server: Server, introduction: () => Promise<string | undefined>): void {
+  const sdk = server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
+  const base = sdk._oninitialize.bind(server);
+  server.setRequestHandler(InitializeRequestSchema, async (request) => {
+    const result = await base(request);
+    const intro = await introduction();
+    if (intro === undefined) return result;
+    const experimental = { ...result.capabilities.experimental, [NANOBOT_CAPABILITY]: { intro } };
+    return { ...result, capabilities: { ...result.capabilities, experimental } };
+  });
+}
+
+function installResources(
+  server: Server,
+  profile: ServerProfile,
+  scopeOf: (extra: HandlerExtra) => CallScope,
+  extras: () => Promise<ProfileExtras>,
+): void {
+  const own = profile.resources ?? [];
+  const ownTemplates = profile.resourceTemplates ?? [];
+  const all = async (): Promise<{ resources: ServedResource[]; templates: ServedResourceTemplate[] }> => {
+    const more = await extras();
+    return { resources: [...own, ...more.resources], templates: [...ownTemplates, ...more.resourceTemplates] };
+  };
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: (await all()).resources.map((r) => r.definition) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: (await all()).templates.map((t) => t.definition) }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const { uri } = request.params;
+    const { resources, templates } = await all();
     const direct = resources.find((r) => r.definition.uri === uri);
     if (direct) return direct.read(scopeOf(extra));
     for (const template of templates) {
@@ -167,11 +225,17 @@ function installResources(server: Server, profile: ServerProfile, scopeOf: (extr
   }
 }
 
-function installPrompts(server: Server, profile: ServerProfile, scopeOf: (extra: HandlerExtra) => CallScope): void {
+function installPrompts(
+  server: Server,
+  profile: ServerProfile,
+  scopeOf: (extra: HandlerExtra) => CallScope,
+  extras: () => Promise<ProfileExtras>,
+): void {
   const prompts = profile.prompts ?? [];
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: prompts.map((p) => p.definition) }));
+  const all = async (): Promise<ServedPrompt[]> => [...prompts, ...(await extras()).prompts];
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: (await all()).map((p) => p.definition) }));
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-    const prompt = prompts.find((p) => p.definition.name === request.params.name);
+    const prompt = (await all()).find((p) => p.definition.name === request.params.name);
     if (!prompt) throw new McpError(ErrorCode.InvalidParams, `unknown prompt "${request.params.name}"`);
     const args = request.params.arguments ?? {};
     const missing = (prompt.definition.arguments ?? []).filter((a) => a.required && args[a.name] === undefined).map((a) => a.name);

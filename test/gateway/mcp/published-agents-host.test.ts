@@ -9,9 +9,16 @@ describe("publishedAgents", () => {
     expect(publishedAgents(configOf({})).map((a) => [a.agent, a.toolName])).toEqual([["nanobot", "chat-with-nanobot"]]);
   });
 
-  it("publishes every named agent except chat: false", () => {
-    const config = configOf({ agents: { alpha: {}, beta: { chat: false }, "gamma ray": {} } });
+  it("publishes the entrypoint agents, sanitising tool names; chat: false alone is not the entrypoint", () => {
+    const config = configOf({ agents: { alpha: {}, beta: { chat: false }, "gamma ray": {} }, publish: { entrypoint: ["alpha", "gamma ray"] } });
     expect(publishedAgents(config).map((a) => a.toolName)).toEqual(["chat-with-alpha", "chat-with-gamma_ray"]);
+    expect(publishedAgents(configOf({ agents: { alpha: {}, beta: { chat: false } } })).map((a) => a.agent)).toEqual(["alpha"]);
+  });
+
+  it("several chat agents without publish.entrypoint (Go refuses): only the default one, with a warning", () => {
+    const { config, warnings } = resolveConfig({ agents: { alpha: {}, beta: { default: true } } }, { env: {}, envProviders: false });
+    expect(publishedAgents(config).map((a) => a.agent)).toEqual(["beta"]);
+    expect(warnings.join("\n")).toContain("publish.entrypoint is not set and there are 2 chat agents (alpha, beta)");
   });
 
   it("publish.entrypoint wins, unknown names in it are ignored", () => {
