@@ -78,6 +78,12 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
         ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} ${note}\n`);
         logger.warn(note);
       }
+      const { allowedHosts, allowedOrigins } = loaded.config.gateway;
+      if (allowedHosts.length > 0 || allowedOrigins.length > 0) {
+        // Say what the allowlist admits, so a name that is refused (403) is easy to explain.
+        const listed = [...allowedHosts.map((h) => `Host ${h}`), ...allowedOrigins.map((o) => `Origin ${o}`)].join(", ");
+        ctx.io.stderr.write(`${ctx.colors.err.yellow("note:")} browsers may also use ${listed} (gateway.allowedHosts / gateway.allowedOrigins)\n`);
+      }
       ctx.io.stdout.write(`listening on ${gateway.server.url}\n`);
       // MCP servers connect in the background (a slow one must not hold the port closed); the
       // ones that fail are named here and in the log (Runtime.mcp) and the web UI's notice bar.
