@@ -1,7 +1,8 @@
 /**
  * `nanobot agent -m TEXT`: one turn in a session through the AgentLoop (so slash commands,
  * workspace context and memory apply), the reply on stdout. Streams text as it arrives on a
- * terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed.
+ * terminal; `--json` prints one object (CONTRACT.md). Exit 1 when the turn failed. Without
+ * `-m`, a piped stdin is the message (see agent-input.ts); a terminal gets the interactive chat.
  */
 import type { Command } from "commander";
 import type { TurnReply } from "../../agent/turn-processor.js";
