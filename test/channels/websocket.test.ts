@@ -217,6 +217,38 @@ describe("websocket: sharing an http.Server", () => {
   });
 });
 
+describe("websocket: what a web page can send to the channel's own listener", () => {
+  it("refuses a foreign Origin or Host with 403 even with the token; its own origin and no Origin connect", async () => {
+    const { channel } = build({ token: "t" });
+    await channel.start();
+    const port = channel.address()!.port;
+    expect(await refusedStatus(wsUrl(channel, "?token=t"), { origin: "http://evil.example" })).toBe(403);
+    expect(await refusedStatus(wsUrl(channel, "?token=t"), { origin: "null" })).toBe(403);
+    expect(await refusedStatus(wsUrl(channel, "?token=t"), { host: `evil.example:${port}` })).toBe(403);
+    await (await connect(wsUrl(channel, "?token=t"), { origin: `http://127.0.0.1:${port}` })).next("ready");
+    await (await connect(wsUrl(channel, "?token=t"))).next("ready");
+  });
+
+  it("channels.<name>.allowedOrigins / allowedHosts admit the listed ones only", async () => {
+    const { channel } = build({ token: "t", allowedOrigins: ["https://app.example.com"], allowedHosts: ["chat.example.com"] });
+    await channel.start();
+    const port = channel.address()!.port;
+    await (await connect(wsUrl(channel, "?token=t"), { origin: "https://app.example.com", host: `chat.example.com:${port}` })).next("ready");
+    expect(await refusedStatus(wsUrl(channel, "?token=t"), { origin: "https://other.example.com" })).toBe(403);
+    expect(() => parseWebSocketConfig({ allowedOrigins: ["*"] })).toThrow(/channels\.websocket\.allowedOrigins\.0: expected an origin/);
+    expect(() => parseWebSocketConfig({ path: "ws" })).toThrow(/channels\.websocket\.path: expected a path starting with "\/"/);
+  });
+
+  it("answers upgrades to other paths with 404 and closes them (exact match: /ws/, //ws, /WS are not /ws)", async () => {
+    const { channel } = build();
+    await channel.start();
+    for (const path of ["/ws/", "//ws", "/WS", "/other"]) {
+      const status = await refusedStatus(`ws://127.0.0.1:${channel.address()!.port}${path}`);
+      expect(status, path).toBe(404);
+    }
+  });
+});
+
 /** The public id inside an issued client id (`<id>.<signature>`). */
 function publicPart(clientId: unknown): string {
   const [id, signature] = String(clientId).split(".");
