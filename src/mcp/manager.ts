@@ -174,7 +174,7 @@ export class McpClientManager {
       const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, callOptions);
       const result = options.withoutMessageHooks
         ? await send(tool, args)
-        : await callToolWithHooks(conn.spec.hooks, this.hookCaller, tool, args, send, options.signal);
+        : await callToolWithHooks({ server, hooks: conn.spec.hooks, call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) }, tool, args, send, options.signal);
       return mapCallToolResult(result);
     } catch (err) {
       if (err instanceof AbortedError) throw err;
@@ -199,7 +199,7 @@ export class McpClientManager {
   /** Recomputes the exposed tools; a name already taken gets a hash of its origin appended. */
   private rebuild(): void {
     const naming = this.options.toolNaming ?? "python";
-    const built = [...this.connections.values()].flatMap((conn) => buildServerTools(conn, this.defaultTimeoutMs, naming, this.hookCaller));
+    const built = [...this.connections.values()].flatMap((conn) => buildServerTools(conn, this.defaultTimeoutMs, naming, { call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) }));
     const used = new Set<string>();
     const entries: McpToolEntry[] = [];
     for (const entry of built) {

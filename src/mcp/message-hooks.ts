@@ -5,7 +5,7 @@
  *   `{ accept: true, mutated: false, message: {jsonrpc, id, method, params | result}, reason: "" }`
  * and answers with the same shape: `accept: false` rejects the message (the model gets the
  * reason as the tool's error), `mutated: true` with a `message` replaces it. What was changed
- * is recorded in the result's `_meta["ai.nanobot.hooks/mutations"]`. A hook tool that fails
+ * is recorded in the result's `_meta["ai.nanobot.hooks/mutations"]` and logged. A hook tool that fails
  * rejects the message, as in the Go nanobot: a policy that cannot be checked does not pass.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -14,6 +14,7 @@ import type { HooksConfig } from "./hook-keys.js";
 import { hookOutputObject, hookOutputText } from "./hooks.js";
 import type { HookCaller } from "./hooks.js";
 import { parseToolRef } from "./names.js";
+import type { McpLogFn } from "./types.js";
 
 export const HOOK_MUTATIONS_META_KEY = "ai.nanobot.hooks/mutations";
 
@@ -100,6 +101,14 @@ export async function runMessageHooks(
   };
 }
 
+/** Where a server's message hooks run: its hooks block, how hook tools are called, and a log. */
+export interface MessageHookHost {
+  server: string;
+  hooks: HooksConfig | undefined;
+  call: HookCaller;
+  log?: McpLogFn;
+}
+
 let nextId = 1;
 
 function rejected(direction: string, reason: string): CallToolResult {
@@ -111,14 +120,16 @@ function rejected(direction: string, reason: string): CallToolResult {
  * rewritten before it is sent, the response after it arrives.
  */
 export async function callToolWithHooks(
-  hooks: HooksConfig | undefined,
-  call: HookCaller,
+  host: MessageHookHost,
   tool: string,
   args: Record<string, unknown>,
   send: (tool: string, args: Record<string, unknown>) => Promise<CallToolResult>,
   signal?: AbortSignal,
 ): Promise<CallToolResult> {
+  const { hooks, call } = host;
   if (!hooks || Object.keys(hooks).length === 0) return send(tool, args);
+  const note = (level: "info" | "warn", message: string, data: Record<string, unknown>): void =>
+    host.log?.(level, message, { server: host.server, tool, ...data });
   const id = nextId++;
   const method = "tools/call";
   const before = await runMessageHooks(
@@ -128,7 +139,10 @@ export async function callToolWithHooks(
     { method, name: tool, direction: "request", callOnError: false },
     signal,
   );
-  if (before.rejection) return rejected("request", before.rejection);
+  if (before.rejection) {
+    note("warn", "MCP message hook rejected a tools/call", { reason: before.rejection });
+    return rejected("request", before.rejection);
+  }
   const params = before.message.params ?? {};
   const sentTool = typeof params.name === "string" ? params.name : tool;
   const sentArgs = isRecord(params.arguments) ? params.arguments : args;
@@ -140,12 +154,16 @@ export async function callToolWithHooks(
     { method, name: sentTool, direction: "response", callOnError: result.isError === true },
     signal,
   );
-  if (after.rejection) return rejected("response", after.rejection);
+  if (after.rejection) {
+    note("warn", "MCP message hook rejected a tools/call result", { reason: after.rejection });
+    return rejected("response", after.rejection);
+  }
   const final = (isRecord(after.message.result) ? after.message.result : result) as CallToolResult;
   const mutations: Record<string, Mutation> = {
     ...(before.mutation ? { request: before.mutation } : {}),
     ...(after.mutation ? { response: after.mutation } : {}),
   };
   if (Object.keys(mutations).length === 0) return final;
+  note("info", "MCP message hooks changed a tools/call", { mutations });
   return { ...final, _meta: { ...(final._meta ?? {}), [HOOK_MUTATIONS_META_KEY]: mutations } };
 }

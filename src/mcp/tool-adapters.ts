@@ -11,8 +11,10 @@ import type { McpConnection } from "./connection.js";
 import { ELICITATION_TIMEOUT_MS } from "./elicitation-router.js";
 import { fitToolName, mcpToolName } from "./names.js";
 import type { McpToolKind } from "./names.js";
+import type { McpLogFn } from "./types.js";
 import type { HookCaller } from "./hooks.js";
 import { callToolWithHooks } from "./message-hooks.js";
+import type { MessageHookHost } from "./message-hooks.js";
 import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -83,7 +85,7 @@ function exposedTools(conn: McpConnection, tools: readonly McpTool[]): Array<{ t
   return out;
 }
 
-function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: number, naming: McpToolNaming, hookCaller?: HookCaller): McpToolEntry {
+function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: number, naming: McpToolNaming, hookHost?: MessageHookHost): McpToolEntry {
   const tool: Tool = {
     name: naming === "go" ? fitToolName(exposed) : mcpToolName(conn.name, exposed),
     description: t.description ?? t.title ?? t.annotations?.title ?? t.name,
@@ -100,7 +102,7 @@ function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: nu
           ...(ctx.sessionKey ? { caller: ctx.sessionKey } : {}),
         };
         const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, options);
-        const result = hookCaller ? await callToolWithHooks(conn.spec.hooks, hookCaller, t.name, args, send, signal) : await send(t.name, args);
+        const result = hookHost ? await callToolWithHooks(hookHost, t.name, args, send, signal) : await send(t.name, args);
         return mapCallToolResult(result);
       } catch (err) {
         return errorOutput(err);
@@ -189,11 +191,17 @@ function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | 
 }
 
 /** Every tool one server contributes, from its current listing. */
-export function buildServerTools(conn: McpConnection, defaultTimeoutMs: number, naming: McpToolNaming = "python", hookCaller?: HookCaller): McpToolEntry[] {
+export function buildServerTools(
+  conn: McpConnection,
+  defaultTimeoutMs: number,
+  naming: McpToolNaming = "python",
+  hooks?: { call: HookCaller; log?: McpLogFn },
+): McpToolEntry[] {
   const { tools, prompts, resources, resourceTemplates } = conn.listing;
   const timeoutMs = toolTimeoutMs(conn, defaultTimeoutMs);
+  const hookHost = hooks && conn.spec.hooks ? { server: conn.name, hooks: conn.spec.hooks, ...hooks } : undefined;
   return [
-    ...exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming, hookCaller)),
+    ...exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming, hookHost)),
     ...prompts.map((p) => promptTool(conn, p)),
     ...resources.map((r) => resourceTool(conn, r)),
     ...resourceTemplates.map((t) => templateTool(conn, t)).filter((e): e is McpToolEntry => e !== undefined),

@@ -232,11 +232,29 @@ describe("MCP message hooks (mcpServers.<x>.hooks)", () => {
         { toolCalls: [{ id: "call_w", name: "get_weather", arguments: { city: "Rome" } }, { id: "call_l", name: "lookup", arguments: {} }] },
         { text: "ok" },
       );
-      await nanobot(config, "weather?");
+      const r = await nanobot(config, "weather?");
       const tools = body(1).messages.filter((m) => m.role === "tool").map((m) => JSON.stringify(m.content));
       expect(tools[0]).toContain("sunny in Paris");
       expect(tools[1]).toContain("found it");
       expect((await recorded()).filter((x) => x.tool === "msg_mutate")).toHaveLength(1);
+      // The change is recorded (logged with its reason; `_meta` of the result carries it too).
+      expect(r.err).toContain("MCP message hooks changed a tools/call");
+      expect(r.err).toContain("city pinned to Paris");
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "a !mutate: hook that changes the message rejects it instead (Go's implicit rejection)",
+    async () => {
+      const config = await writeConfig(
+        { tools: ["tools"] },
+        { tools: server({}, { hooks: { "tools/call": ["!mutate:hooks/msg_mutate"] } }), hooks: server() },
+      );
+      fake.enqueue({ toolCalls: [{ id: "call_w", name: "get_weather", arguments: { city: "Rome" } }] }, { text: "ok" });
+      await nanobot(config, "weather?");
+      expect(toolResult(1)).toContain("mutation not allowed by hook configuration, implicit rejection");
+      expect(toolResult(1)).not.toContain("sunny");
     },
     TIMEOUT,
   );
