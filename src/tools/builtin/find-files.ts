@@ -42,7 +42,7 @@ export function createFindFilesTool(guard: WorkspaceGuard): Tool {
       const state: WalkState = { visited: 0, truncated: false };
       const found: string[] = [];
       let more = false;
-      const walker = walk(checked.path, { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: FIND_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) }, state);
+      const walker = walk(checked.path, { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: FIND_MAX_VISITED, signal, openDir: guard.dirOpener(ctx.workspace) }, state);
       for await (const entry of walker) {
         if (!matches(entry.rel)) continue;
         if (found.length >= max) {

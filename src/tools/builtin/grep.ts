@@ -102,7 +102,7 @@ export function createGrepTool(guard: WorkspaceGuard): Tool {
       if (info.isDirectory()) {
         const walker = walk(
           checked.path,
-          { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: GREP_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) },
+          { recursive: true, includeIgnored: args.include_ignored === true, maxVisited: GREP_MAX_VISITED, signal, openDir: guard.dirOpener(ctx.workspace) },
           walkState,
         );
         for await (const entry of walker) {

@@ -33,7 +33,7 @@ export function createListDirTool(guard: WorkspaceGuard): Tool {
       let total = 0;
       const walker = walk(
         checked.path,
-        { recursive: args.recursive === true, includeIgnored: args.include_ignored === true, maxVisited: LIST_MAX_VISITED, signal, openDir: (abs) => guard.openDir(abs, ctx.workspace) },
+        { recursive: args.recursive === true, includeIgnored: args.include_ignored === true, maxVisited: LIST_MAX_VISITED, signal, openDir: guard.dirOpener(ctx.workspace) },
         state,
       );
       for await (const entry of walker) {

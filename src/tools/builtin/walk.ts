@@ -39,27 +39,44 @@ export interface WalkState {
   refused?: number;
 }
 
+/** Directories opened and read ahead of the one being yielded (bounded: each holds an fd briefly). */
+const LOOKAHEAD = 8;
+
+type Listing = { entries: Dirent[] } | { refused: boolean };
+
+/** Opens, checks, reads and closes one directory; never rejects. */
+async function list(abs: string, openDir: WalkOptions["openDir"]): Promise<Listing> {
+  let opened: OpenedDir | undefined;
+  try {
+    opened = await openDir(abs);
+    return { entries: await readdir(opened.base, { withFileTypes: true }) };
+  } catch (error) {
+    return { refused: error instanceof PathEscapeError || error instanceof PathChangedError };
+  } finally {
+    await opened?.close().catch(() => undefined);
+  }
+}
+
 /**
  * Breadth-first walk in sorted order (stable output for the model and for tests).
  * The generator's consumer may stop early; `state.truncated` tells whether the ceiling hit.
+ * The next few queued directories are listed concurrently (the checked open costs three
+ * calls per directory; overlapping them keeps big trees as fast as a plain readdir walk).
  */
 export async function* walk(root: string, options: WalkOptions, state: WalkState): AsyncGenerator<WalkEntry> {
-  const queue: Array<{ abs: string; rel: string; depth: number }> = [{ abs: root, rel: "", depth: 0 }];
+  type Item = { abs: string; rel: string; depth: number; listing?: Promise<Listing> };
+  const queue: Item[] = [{ abs: root, rel: "", depth: 0 }];
   while (queue.length > 0) {
     const dir = queue.shift();
     if (!dir) break;
     options.signal?.throwIfAborted();
-    let entries: Dirent[];
-    let opened: OpenedDir | undefined;
-    try {
-      opened = await options.openDir(dir.abs);
-      entries = await readdir(opened.base, { withFileTypes: true });
-    } catch (error) {
-      if (error instanceof PathEscapeError || error instanceof PathChangedError) state.refused = (state.refused ?? 0) + 1;
+    for (const next of queue.slice(0, LOOKAHEAD)) next.listing ??= list(next.abs, options.openDir);
+    const listing = await (dir.listing ?? list(dir.abs, options.openDir));
+    if (!("entries" in listing)) {
+      if (listing.refused) state.refused = (state.refused ?? 0) + 1;
       continue; // unreadable directory: skip it rather than fail the whole walk
-    } finally {
-      await opened?.close();
     }
+    const entries = listing.entries;
     entries.sort((a, b) => a.name.localeCompare(b.name));
     for (const dirent of entries) {
       if (state.visited >= options.maxVisited) {

@@ -165,9 +165,13 @@ export class WorkspaceGuard {
     });
   }
 
-  /** Opens a checked directory (used by walks to read each directory through its descriptor). */
-  async openDir(resolved: string, ctxWorkspace?: string): Promise<OpenedDir> {
-    return openDirChecked(resolved, this.confinement(ctxWorkspace));
+  /**
+   * A directory opener for walks (each directory read through its checked descriptor). The
+   * roots are worked out once per call, not once per directory.
+   */
+  dirOpener(ctxWorkspace?: string): (resolved: string) => Promise<OpenedDir> {
+    const roots = this.confinement(ctxWorkspace);
+    return (resolved) => openDirChecked(resolved, roots);
   }
 
   /** Turns the open errors a model can act on into messages; anything else is a real failure. */
