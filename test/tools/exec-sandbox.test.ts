@@ -143,6 +143,16 @@ describeWithBwrap("exec sandbox (bwrap), real commands", () => {
     expect(caps.text).toMatch(/CapEff:\s+0{16}\n.*\s8192\n.*\s2097152\n.*\s120\n.*\s0\n/);
   });
 
+  it("binds PATH folders outside the system read-only, but never /, $HOME or the nanobot home", async () => {
+    const tools = path.join(root, "tools", "bin");
+    await mkdir(tools, { recursive: true });
+    await writeFile(path.join(tools, "hello-tool"), "#!/bin/sh\necho hello from a PATH folder\n", { mode: 0o755 });
+    const env = { PATH: `${process.env.PATH}:${tools}:/:${path.join(root, "home")}:${nbHome}`, HOME: path.join(root, "home"), OPENAI_API_KEY: "sk-test-secret" };
+    const result = await runTool(toolFor({ env }), { command: `hello-tool; touch ${tools}/x; test -e ${canary} || echo no-canary; cat ~/.ssh/id_rsa ${nbHome}/config.json` }, ctxFor(workspace));
+    expect(result.text).toMatch(/^hello from a PATH folder\n.*Read-only file system\nno-canary\n/s);
+    for (const secret of SECRETS) expect(result.text).not.toContain(secret);
+  });
+
   it("reaches the network only when tools.exec.network is on", async () => {
     hits = 0;
     const off = await runTool(exec, { command: `curl -s -m 3 http://127.0.0.1:${port}/` }, ctxFor(workspace));

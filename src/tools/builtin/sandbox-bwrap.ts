@@ -123,9 +123,10 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
   if (home && home !== "/" && !systemDirs.some((d) => isUnder(home, d)) && !isUnder(home, plan.workspace)) {
     args.push("--tmpfs", home);
   }
-  for (const dir of plan.pathDirs ?? []) {
+  for (const dir of (plan.pathDirs ?? []).map((d) => path.resolve(d))) {
     if (!isDir(dir) || bound.some((b) => isUnder(dir, b))) continue;
-    if (plan.nanobotHome && isUnder(dir, plan.nanobotHome)) continue;
+    // A PATH entry that is /, $HOME or holds the nanobot home would show what the rest hides.
+    if (dir === "/" || (home && isUnder(home, dir)) || (plan.nanobotHome && (isUnder(dir, plan.nanobotHome) || isUnder(plan.nanobotHome, dir)))) continue;
     args.push("--ro-bind", dir, dir);
     bound.push(dir);
   }
