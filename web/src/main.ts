@@ -135,7 +135,11 @@ async function send(): Promise<void> {
       if (e.type === "text") turn.addText(e.delta);
       else if (e.type === "reasoning") turn.addReasoning(e.delta);
       else if (e.type === "tool_call") turn.addTool(e.call);
-      else if (e.type === "tool_result") turn.toolResult(e.toolCallId, e.text, e.isError);
+      else if (e.type === "tool_result") {
+        turn.toolResult(e.toolCallId, e.text, e.isError);
+        // The model is called again with the result: waiting until it answers.
+        turn.startThinking();
+      }
       else if (e.type === "warning") turn.warn(e.message);
       else if (e.type === "done") {
         turn.finish(e.content);
