@@ -1,9 +1,15 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBuiltinTools, type BuiltinToolsOptions } from "../../src/tools/builtin/index.js";
-import type { ResolveHost } from "../../src/tools/builtin/ssrf-guard.js";
+import { SsrfGuard, type ResolveHost } from "../../src/tools/builtin/ssrf-guard.js";
+import { createWebFetchTool } from "../../src/tools/builtin/web-fetch.js";
 import { minimalPdf } from "./fixtures/minimal-pdf.js";
 import { byName, ctxFor, runTool } from "./helpers.js";
 
@@ -252,7 +258,6 @@ describe("web_fetch connects only to the address it checked (pinned lookup)", ()
 
   it("the pinned lookup hands out only checked addresses for the checked host", async () => {
     const { pinnedLookup } = await import("../../src/tools/builtin/web-fetch-pinned.js");
-    const { SsrfGuard } = await import("../../src/tools/builtin/ssrf-guard.js");
     const guard = new SsrfGuard({ whitelist: PUBLIC_STAND_IN });
     const lookup = pinnedLookup("a.test", ["127.0.0.2", "127.0.0.1", "::7f00:1"], (a) => guard.checkAddress(a));
     const ask = (host: string, options: object) =>
@@ -261,5 +266,51 @@ describe("web_fetch connects only to the address it checked (pinned lookup)", ()
     expect(await ask("a.test", {})).toBe("127.0.0.2");
     expect(await ask("a.test", { family: 6 })).toBe("error: connection refused by SSRF pinning: no checked address for a.test");
     expect(await ask("b.test", {})).toBe("error: connection refused by SSRF pinning: b.test is not the checked host a.test");
+  });
+});
+
+describe("web_fetch over https, pinned", () => {
+  let tls: HttpsServer;
+  let cert: string;
+  let dir: string;
+  let tlsHits: string[];
+
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "nanobot-tls-"));
+    // A self-signed certificate for the name public.test (generated: no key material in the repo).
+    execFileSync("openssl", [
+      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+      "-subj", "/CN=public.test", "-addext", "subjectAltName=DNS:public.test",
+      "-keyout", path.join(dir, "key.pem"), "-out", path.join(dir, "cert.pem"),
+    ], { stdio: "ignore" });
+    cert = await readFile(path.join(dir, "cert.pem"), "utf8");
+    tlsHits = [];
+    tls = createHttpsServer({ key: await readFile(path.join(dir, "key.pem")), cert }, (req, res) => {
+      tlsHits.push(`${req.socket.localAddress} ${req.headers.host} ${req.url}`);
+      res.writeHead(200, { "content-type": "text/plain" }).end("over tls");
+    });
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.2", resolve));
+  });
+  afterEach(async () => {
+    tls.closeAllConnections();
+    await new Promise((resolve) => tls.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const tool = (ca?: string) =>
+    createWebFetchTool({ ssrf: new SsrfGuard({ whitelist: PUBLIC_STAND_IN, resolveHost: publicDns }), ...(ca ? { ca } : {}) });
+
+  it("connects to the checked address and verifies the certificate against the host name", async () => {
+    const tlsPort = (tls.address() as AddressInfo).port;
+    const result = await runTool(tool(cert), { url: `https://public.test:${tlsPort}/x` }, ctxFor("/tmp"));
+    expect(result.text).toContain("over tls");
+    expect(tlsHits).toEqual([`127.0.0.2 public.test:${tlsPort} /x`]);
+  });
+
+  it("refuses a certificate it cannot verify", async () => {
+    const tlsPort = (tls.address() as AddressInfo).port;
+    const result = await runTool(tool(), { url: `https://public.test:${tlsPort}/x` }, ctxFor("/tmp"));
+    expect(result).toMatchObject({ isError: true, text: expect.stringMatching(/^Error: fetching https:\/\/public\.test:\d+\/x failed: .*certificate/) });
+    expect(tlsHits).toEqual([]);
   });
 });

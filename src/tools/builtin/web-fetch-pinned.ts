@@ -85,7 +85,7 @@ function toResponse(res: http.IncomingMessage): Response {
 }
 
 /** GET `target.url` over a connection pinned to `target.addresses`. */
-export function pinnedGet(target: PinnedTarget, headers: Record<string, string>, signal: AbortSignal, check: AddressCheck): Promise<Response> {
+export function pinnedGet(target: PinnedTarget, headers: Record<string, string>, signal: AbortSignal, check: AddressCheck, ca?: string): Promise<Response> {
   const { url } = target;
   const secure = url.protocol === "https:";
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -101,6 +101,7 @@ export function pinnedGet(target: PinnedTarget, headers: Record<string, string>,
     // A literal address was itself the thing checked; a name connects through the pinned lookup.
     ...(literal ? {} : { lookup: pinnedLookup(host, target.addresses, check) }),
     ...(secure && !literal ? { servername: host } : {}),
+    ...(secure && ca ? { ca } : {}),
   };
   return new Promise((resolve, reject) => {
     const req = (secure ? https : http).request(options, (res) => {

@@ -19,6 +19,8 @@ const USER_AGENT = "Mozilla/5.0 (compatible; nanobot/0.1; +https://github.com/na
 
 export interface WebFetchOptions {
   ssrf: SsrfGuard;
+  /** Extra trusted CA certificates (PEM) for https, besides the system's (a private CA; tests). */
+  ca?: string;
   maxBytes?: number;
   timeoutMs?: number;
   maxRedirects?: number;
@@ -133,6 +135,7 @@ export function createWebFetchTool(options: WebFetchOptions): Tool {
             { "user-agent": USER_AGENT, accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.8" },
             deadline,
             checkAddress,
+            options.ca,
           );
           const location = response.headers.get("location");
           if (response.status < 300 || response.status >= 400 || !location) break;
