@@ -103,7 +103,6 @@ export class WorkspaceGuard {
     return [this.baseDir(ctxWorkspace), ...this.extraRoots].map(realpathLenientSync);
   }
 
-  /** Resolves and checks a path argument; the error text is ready for the model. */
   /**
    * A directory argument: checked like any path, then required to exist and be a directory.
    * `fileHint` is appended when the path is a file (what to use instead).
@@ -117,6 +116,11 @@ export class WorkspaceGuard {
     return checked;
   }
 
+  /**
+   * Resolves (every link followed, dangling ones too) and checks a path argument; the error
+   * text is ready for the model. A check alone does not stop a swap afterwards: tools open
+   * through openRead/openWrite/dirOpener, which check the opened descriptor as well.
+   */
   async check(input: string, ctx: CallCtx): Promise<PathCheck> {
     const lexical = this.absolute(input, ctx.workspace);
     let real: string;
