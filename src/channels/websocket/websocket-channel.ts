@@ -1,6 +1,8 @@
 /**
  * The WebSocket channel for the web UI and other clients. It shares the gateway's HTTP server
- * (upgrades on `path`) or listens itself.
+ * (upgrades on `path`) or listens itself. Either way it is reached through an upgrade router
+ * (`gateway/upgrade-router.ts`) that has already refused a foreign `Host` or `Origin` (a web
+ * page can open a WebSocket to any address) and answered every other path with 404.
  *
  * Clients are told apart by a server-issued client id (see `client-ids.ts`): a new connection
  * gets one in its `ready` frame, a reconnecting client presents it as `?clientId=` to resume,
