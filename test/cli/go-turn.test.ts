@@ -152,6 +152,25 @@ describe("config hooks", () => {
   );
 
   it(
+    "a change a config hook makes before a later round takes effect in that round: the model is offered, and can call, the new tool",
+    async () => {
+      const config = await writeConfig({ tools: ["read_file"], hooks: { config: ["hooks/config_later_lookup"] } });
+      await writeFile(join(workspace, "a.txt"), "alpha\n");
+      fake.enqueue(
+        { toolCalls: [{ id: "call_1", name: "read_file", arguments: { path: "a.txt" } }] },
+        { toolCalls: [{ id: "call_2", name: "lookup", arguments: {} }] },
+        { text: "all done" },
+      );
+      const r = await nanobot(config, "go");
+      expect(reply(r).content).toBe("all done");
+      expect(offered(0)).toEqual(["read_file"]);
+      expect(offered(1)).toEqual(["lookup", "read_file"]);
+      expect(JSON.stringify(body(2).messages.at(-1)?.content)).toContain("found it");
+    },
+    TIMEOUT,
+  );
+
+  it(
     "feed the built-in nanobot.system/config, which maps the permissions they set to tools",
     async () => {
       const config = await writeConfig({ tools: ["read_file", "exec"], hooks: { config: ["hooks/config_deny_bash"] } });

@@ -26,6 +26,7 @@ const HOOKS = [
   "config_instructions",
   "config_add_lookup",
   "config_add_server",
+  "config_later_lookup",
   "chain_a",
   "chain_b",
   "fail",
@@ -36,6 +37,7 @@ const HOOKS = [
   "msg_mutate",
 ];
 
+let configCalls = 0;
 const only = process.env.TOOLS ? new Set(process.env.TOOLS.split(",")) : undefined;
 const listed = [...PLAIN.filter((t) => !only || only.has(t.name)), ...HOOKS.map((name) => ({ name, description: `hook ${name}`, inputSchema: anyObject }))];
 
@@ -81,6 +83,13 @@ function handle(name: string, args: Payload): CallToolResult {
     case "config_add_server": {
       const tools = (agentOf(args).tools as string[] | undefined) ?? [];
       return json({ ...args, mcpServers: { web: { url: process.env.ADD_SERVER_URL } }, agent: { ...agentOf(args), tools: [...tools, "web/echo"] } });
+    }
+    case "config_later_lookup": {
+      // From its second call on (the turn's second round) the agent gains `lookup`.
+      configCalls++;
+      if (configCalls < 2) return text("no change yet");
+      const tools = (agentOf(args).tools as string[] | undefined) ?? [];
+      return json({ ...args, agent: { ...agentOf(args), tools: [...tools, `${process.env.SERVER_NAME ?? "hooks"}/lookup`] } });
     }
     case "chain_a":
     case "chain_b": {
