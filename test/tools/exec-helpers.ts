@@ -4,25 +4,16 @@
  * for processes that outlived a call (pids printed inside a PID namespace mean nothing here).
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { describe, it } from "vitest";
-import { detectBwrap } from "../../src/tools/builtin/sandbox-bwrap.js";
+import { needs } from "../support/requires.js";
 
-export const BWRAP = detectBwrap();
+const bwrap = needs.bwrap();
 
-/** `describe` for tests that need a working bwrap. */
+/** Whether the sandbox tests run (bwrap works here and is not hidden by NANOBOT_TEST_HIDE). */
+export const BWRAP = { available: bwrap.available, reason: bwrap.reason };
+
+/** `describe` for tests that need a working bwrap: skips with the install line, fails under CI=true. */
 export function describeWithBwrap(name: string, body: () => void): void {
-  if (BWRAP.available) {
-    describe(name, body);
-  } else if (process.env.CI === "true") {
-    describe(name, () => {
-      it("needs bubblewrap (CI=true: not skipped)", () => {
-        throw new Error(`bubblewrap is required in CI: ${BWRAP.reason ?? "unavailable"} — apt-get install bubblewrap`);
-      });
-    });
-  } else {
-    console.warn(`[exec tests] skipped "${name}": ${BWRAP.reason ?? "bwrap unavailable"} — install bubblewrap (apt-get install bubblewrap)`);
-    describe.skip(`${name} (install bubblewrap to run)`, body);
-  }
+  bwrap.describe(name, body);
 }
 
 /** Live (non-zombie) processes whose command line contains `marker`. */

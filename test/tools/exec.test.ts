@@ -6,7 +6,7 @@ import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { HeadTailBuffer } from "../../src/tools/builtin/output-buffer.js";
 import type { Tool } from "../../src/tools/tool.js";
 import { ALLOWED_COMMANDS } from "./fixtures/exec-corpus.js";
-import { BWRAP, processesWith, uniqueSleep } from "./exec-helpers.js";
+import { BWRAP, describeWithBwrap, processesWith, uniqueSleep } from "./exec-helpers.js";
 import { byName, ctxFor, makeSandbox, runTool, type Sandbox } from "./helpers.js";
 
 let box: Sandbox;
@@ -19,7 +19,7 @@ afterAll(async () => {
   await box.cleanup();
 });
 
-describe("exec runs allowed commands", () => {
+describeWithBwrap("exec runs allowed commands (sandboxed)", () => {
   it.each(ALLOWED_COMMANDS.map((c) => [c.command, c] as const))("runs %j", async (_label, entry) => {
     const tool = entry.allowPatterns
       ? byName(createBuiltinTools({ workspace: box.workspace, restrictToWorkspace: true, home: box.home, exec: { allowPatterns: entry.allowPatterns } }), "exec")
@@ -32,7 +32,7 @@ describe("exec runs allowed commands", () => {
   });
 });
 
-describe("exec results", () => {
+describeWithBwrap("exec results", () => {
   it("reports a non-zero exit code and stderr", async () => {
     const result = await runTool(exec, { command: "echo oops >&2; exit 3" }, ctxFor(box.workspace));
     expect(result.text).toBe("oops\n\n\nExit code: 3");
@@ -99,7 +99,7 @@ describe.each(KILL_MODES.filter((m) => m.mode === "none" || BWRAP.available))("e
   });
 });
 
-describe("exec output cap", () => {
+describeWithBwrap("exec output cap, for real", () => {
   it("caps 10 MB of output, keeping head and tail with an elided count", async () => {
     const command = "echo START; head -c 10000000 /dev/zero | tr '\\0' 'a'; echo; echo END";
     const result = await runTool(exec, { command }, ctxFor(box.workspace));
@@ -111,6 +111,9 @@ describe("exec output cap", () => {
     expect(output.length).toBeLessThanOrEqual(EXEC_OUTPUT_CAP + 100);
   });
 
+});
+
+describe("exec output buffer", () => {
   it("never holds much more than the cap while streaming", () => {
     const buffer = new HeadTailBuffer(1_000);
     const chunk = "x".repeat(65_536);

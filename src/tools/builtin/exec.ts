@@ -217,9 +217,9 @@ export function createExecTool(options: ExecToolOptions): Tool {
     // The call enforces its own timeout; the engine's limit must not cut it short.
     timeoutMs: (EXEC_MAX_TIMEOUT_S + 10) * 1000,
     async run(args, ctx, signal) {
-      if (state.kind === "none" && state.refuse) return errorResult(`Error: ${state.refuse}`);
       const verdict = await options.guard.verify(args.command, ctx.workspace);
       if (!verdict.ok) return errorResult(formatBlocked(verdict));
+      if (state.kind === "none" && state.refuse) return errorResult(`Error: ${state.refuse}`);
       const workspace = options.workspaceGuard.baseDir(ctx.workspace);
       let cwd = workspace;
       if (args.working_dir) {
