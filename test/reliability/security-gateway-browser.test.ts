@@ -7,7 +7,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { textOf, userMessage } from "../../src/core/message-helpers.js";
@@ -201,6 +201,19 @@ describe("DNS rebinding: a foreign Host is refused on every route", () => {
     const res = await raw(url, "GET", "/health", { host: "probe.internal:1234" });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.text)).toEqual({ status: "ok" });
+  });
+
+  it("a wildcard bind (with its key) answers to this machine's addresses, not to other names", async () => {
+    fx = await startRuntime(fake, { extra: { gateway: { host: "0.0.0.0", apiKey: "gw-key-wild-1" } } });
+    gw = await startRuntimeGateway(fx.runtime, { port: 0, webRoot });
+    const port = new URL(gw.server.url).port;
+    const via = `http://127.0.0.1:${port}`;
+    const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((e) => (e.family === "IPv6" ? `[${e.address}]` : e.address)));
+    for (const address of addresses) {
+      // Past the Host check, the key is still demanded.
+      expect((await raw(via, "GET", "/api/info", { host: `${address}:${port}` })).status, address).toBe(401);
+    }
+    expect((await raw(via, "GET", "/api/info", { host: `evil.example:${port}` })).status).toBe(403);
   });
 
   it("an absolute-form request line naming another host is refused too", async () => {
