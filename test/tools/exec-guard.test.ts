@@ -83,6 +83,14 @@ describe("deny and allow patterns from config", () => {
     expect(() => guardFor({ allowPatterns: ["[z-a]"] })).toThrow(/tools\.exec\.allowPatterns|Invalid regular expression/);
   });
 
+  it("refuses /dev/tcp sockets, glued proxy options and 0:PORT without restrictToWorkspace too", () => {
+    const guard = guardFor({ restrict: false });
+    for (const command of ["exec 3<>/dev/tcp/127.0.0.1/8080", "cat < /dev/udp/10.0.0.1/53", "curl -x127.0.0.1:8080 http://example.com/", "curl 0:8080"]) {
+      expect(guard.check(command)).toMatchObject({ ok: false, filter: "network" });
+    }
+    expect(guard.check("echo hi > /dev/tcp/example.com/80")).toEqual({ ok: true });
+  });
+
   it("lets ssrfWhitelist open a private range for commands too", () => {
     const guard = guardFor({ whitelist: ["10.0.0.0/8"] });
     expect(guard.check("curl http://10.0.0.1/")).toEqual({ ok: true });

@@ -36,6 +36,8 @@ const HARMLESS_PATHS = /^\/dev\/(null|zero|stdin|stdout|stderr|tty|urandom|rando
 const NET_COMMANDS = new Set(["curl", "wget", "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync", "ftp", "http", "https", "xh", "aria2c", "lynx", "links", "w3m", "socat", "ping", "nmap"]);
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`<>|;&)(]+/gi;
 const MAX_NESTING = 4;
+const DEV_TCP = /\/dev\/(?:tcp|udp)\/([^/\s'"]+)/g;
+const ATTACHED_HOST = /^(?:-x|--proxy=|--preproxy=|--socks[45]h?=|--connect-to=[^:]*:[^:]*:)(.+)$/;
 
 export function formatBlocked(verdict: Extract<ExecVerdict, { ok: false }>): string {
   return `Command blocked by ${verdict.filter} filter: ${verdict.reason}`;
@@ -167,10 +169,21 @@ export class ExecGuard {
         if (reason) return `${match[0]} targets a blocked address: ${reason}`;
       }
     }
+    // bash's /dev/tcp/HOST/PORT pseudo-files open a socket with no network command at all.
+    for (const text of texts) {
+      for (const match of text.matchAll(DEV_TCP)) {
+        const reason = ssrf.checkHostLiteral(match[1] ?? "");
+        if (reason) return `${match[0]} targets a blocked address: ${reason}`;
+      }
+    }
     for (const segment of segments) {
       if (!NET_COMMANDS.has(commandName(segment.words))) continue;
-      for (const word of commandWords(segment.words).slice(1)) {
+      for (const raw of commandWords(segment.words).slice(1)) {
+        // An option glued to its host (curl -x127.0.0.1:8080, --proxy=10.0.0.1) names a host too.
+        const word = ATTACHED_HOST.exec(raw)?.[1] ?? raw;
         if (word.startsWith("-") || word.includes("://")) continue;
+        // `0` (0.0.0.0, reaches the loopback) is a host before a port, unlike a bare count.
+        if (/^0+:\d+$/.test(word)) return `${word} targets a blocked address: 0.0.0.0 reaches this machine`;
         const host = hostOf(word);
         // Small numbers are option values (`-c 1`, `-m 5`), not hosts written as integers.
         if (!host || /^\d{1,7}$/.test(host)) continue;
