@@ -9,7 +9,6 @@
  * is armed, a removed one stops and its running turn is cancelled), and due jobs are taken
  * from the file as it is when they fire, so a removed job can never fire again.
  */
-import { unwatchFile, watchFile } from "node:fs";
 import { errorMessage } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { silentLogger } from "../core/logger.js";
@@ -58,7 +57,8 @@ export class CronService {
   private readonly running = new Map<string, RunningJob>();
   private readonly clock: CronClock;
   private readonly logger: Logger;
-  private readonly onFileChange = (): void => this.reload();
+  /** Real time, not the injected clock: it watches a real file that other processes write. */
+  private watcher: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly options: CronServiceOptions) {
     this.clock = options.clock ?? systemCronClock;
@@ -81,13 +81,18 @@ export class CronService {
       return { changed, result: undefined };
     });
     this.started = true;
-    watchFile(this.options.path, { interval: this.options.watchIntervalMs ?? DEFAULT_WATCH_MS, persistent: false }, this.onFileChange);
+    // A poll that compares the file's text with what we last read or wrote: no event to miss,
+    // however soon after start() or within one mtime tick another writer changes it.
+    if (this.watcher !== undefined) clearInterval(this.watcher);
+    this.watcher = setInterval(() => this.reload(), this.options.watchIntervalMs ?? DEFAULT_WATCH_MS);
+    this.watcher.unref();
     this.arm();
   }
 
   stop(): void {
     this.started = false;
-    unwatchFile(this.options.path, this.onFileChange);
+    if (this.watcher !== undefined) clearInterval(this.watcher);
+    this.watcher = undefined;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
