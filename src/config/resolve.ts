@@ -6,6 +6,7 @@
 import { ConfigError } from "../core/errors.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
+import { hookWarnings } from "./hook-warnings.js";
 import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
 import type { DeclaredEnv, Env } from "./interpolate.js";
@@ -141,5 +142,6 @@ function semanticWarnings(config: NanobotConfig, file: string): string[] {
     if (!server.command && !server.url) out.push(`${file}: mcpServers.${name} has neither command nor url`);
   }
   out.push(...agentFieldNotes(config, file));
+  out.push(...hookWarnings(config, file));
   return out;
 }

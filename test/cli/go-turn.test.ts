@@ -54,8 +54,12 @@ async function writeConfig(agent: Record<string, unknown>, mcpServers: Record<st
 
 /** Runs the CLI as a user would: `nanobot --config <file> agent -m TEXT --json --logs`. */
 function nanobot(config: string, message: string): Promise<{ code: number | null; out: string; err: string }> {
+  return cli(["--config", config, "agent", "-m", message, "--json", "--logs"]);
+}
+
+function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", tsxLoader, entry, "--config", config, "agent", "-m", message, "--json", "--logs"], {
+    const child = spawn(process.execPath, ["--import", tsxLoader, entry, ...args], {
       cwd: root,
       env: { PATH: process.env.PATH, HOME: root, NANOBOT_HOME: join(root, "nb") },
     });
@@ -371,6 +375,27 @@ describe("tool references and names in a Go-style config", () => {
       expect(mcp.map((t) => [t.function.name, t.function.description])).toEqual([["wx_forecast", "Forecast for a city"]]);
       expect(offered(0)).not.toContain("get_weather");
       expect(toolResult(1)).toContain("sunny in Kyiv");
+    },
+    TIMEOUT,
+  );
+});
+
+describe("config check", () => {
+  it(
+    "names hooks that can never run: an unknown agent hook, a message hook for another method, a target on no server",
+    async () => {
+      const config = await writeConfig(
+        { hooks: { confg: ["hooks/record"], request: ["nowhere/x"], config: ["nanobot.system/config"] } },
+        { hooks: server({}, { hooks: { "prompts/get": ["hooks/record"], "tools/call?direction=request": ["hooks/msg_reject"] } }) },
+      );
+      const r = await cli(["--config", config, "config", "check"]);
+      const text = r.out + r.err;
+      expect(text).toContain('agents.main.hooks."confg" is not a hook an agent runs');
+      expect(text).toContain('agents.main.hooks."request" names "nowhere/x", but "nowhere" is not in mcpServers');
+      expect(text).toContain('mcpServers.hooks.hooks."prompts/get": only tools/call messages are hooked');
+      expect(text).not.toContain('"tools/call?direction=request": only');
+      expect(text).not.toContain('names "nanobot.system/config"');
+      expect(text).not.toContain('"nanobot.system/config" is not');
     },
     TIMEOUT,
   );
