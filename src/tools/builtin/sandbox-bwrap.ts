@@ -15,7 +15,22 @@ import path from "node:path";
 /** System folders bound read-only when they exist (symlinks such as /bin → usr/bin included). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
 /** Readable by root inside the sandbox (uid 0 stays uid 0): covered with an empty file or tmpfs. */
-const SYSTEM_SECRETS = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh", "/etc/ssl/private", "/etc/sudoers", "/etc/sudoers.d"];
+const SYSTEM_SECRETS = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/security/opasswd",
+  "/etc/ssh",
+  "/etc/ssl/private",
+  "/etc/sudoers",
+  "/etc/sudoers.d",
+  "/etc/letsencrypt",
+  "/etc/wireguard",
+  "/etc/NetworkManager/system-connections",
+  "/etc/ipsec.secrets",
+  "/etc/krb5.keytab",
+];
 /** Where resolv.conf often points (systemd-resolved): only bound when the network is on. */
 const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];
 /** Namespaces and hardening every run uses; detection tries the same set. */
