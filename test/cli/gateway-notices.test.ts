@@ -30,18 +30,18 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: () => string, ms = 60_000): Promise<T> {
   const start = Date.now();
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 describe("nanobot gateway: start-up problems are said, not found at the first request", () => {
-  it("warns about a model without a usable provider and an MCP server that failed, on stderr and in /api/info", { timeout: 60_000 }, async () => {
+  it("warns about a model without a usable provider and an MCP server that failed, on stderr and in /api/info", { timeout: 150_000 }, async () => {
     await writeFile(
       join(root, "nanobot.json"),
       JSON.stringify({
@@ -58,9 +58,9 @@ describe("nanobot gateway: start-up problems are said, not found at the first re
     let err = "";
     child.stdout?.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr?.on("data", (c: Buffer) => (err += c.toString()));
-    const url = await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], `the listening line (stderr: ${err})`);
+    const url = await until(() => /listening on (http:\/\/\S+)/.exec(out)?.[1], () => `the listening line (stderr: ${err})`);
     expect(err).toContain('warning: the default model openai/gpt-4o cannot answer: provider "openai" has no API key');
-    await until(() => (err.includes("MCP server github failed to start") ? true : undefined), "the MCP warning");
+    await until(() => (err.includes("MCP server github failed to start") ? true : undefined), () => `the MCP warning (stderr: ${err})`);
     expect(err).toMatch(/warning: MCP server github failed to start: .*boom: GITHUB_TOKEN is not set/);
 
     const info = (await (await fetch(`${url}/api/info`)).json()) as { notices: string[] };
