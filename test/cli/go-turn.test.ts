@@ -380,6 +380,21 @@ describe("tool references and names in a Go-style config", () => {
   );
 });
 
+describe("mcp list", () => {
+  it(
+    "shows a Go-style config's tools by the names a turn offers (toolPrefix applied, no mcp_ prefix)",
+    async () => {
+      const config = await writeConfig({}, { tools: server({ TOOLS: "get_weather" }, { toolPrefix: "wx_" }) });
+      const r = await cli(["--config", config, "mcp", "list", "--json"]);
+      const listed = JSON.parse(r.out) as Array<{ server: string; tools: Array<{ name: string; sourceTool?: string }> }>;
+      const names = listed[0]!.tools.map((t) => t.name);
+      expect(names).toContain("wx_get_weather");
+      expect(names.some((n) => n.startsWith("mcp_"))).toBe(false);
+    },
+    TIMEOUT,
+  );
+});
+
 describe("config check", () => {
   it(
     "names hooks that can never run: an unknown agent hook, a message hook for another method, a target on no server",

@@ -32,8 +32,9 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
       }
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
-      const { listServers } = await import("../../mcp/list-servers.js");
-      const servers = await listServers(loaded.config.mcpServers, { env: ctx.io.env, connectTimeoutMs: seconds * 1000 });
+      const [{ listServers }, { toolNamingFor }] = await Promise.all([import("../../mcp/list-servers.js"), import("../../agent/go-hooks.js")]);
+      // Tool names as a turn offers them: bare for a Go-style config, mcp_<server>_<tool> otherwise.
+      const servers = await listServers(loaded.config.mcpServers, { env: ctx.io.env, connectTimeoutMs: seconds * 1000, toolNaming: toolNamingFor(loaded.config) });
       // A failed server's error quotes its stderr, which may echo its args or env.
       if (opts.json) ctx.io.stdout.write(scrubSecretText(`${JSON.stringify(servers, null, 2)}\n`));
       else ctx.io.stdout.write(scrubSecretText(renderServers(ctx, servers)));
