@@ -140,8 +140,15 @@ describe("writes create through checked directories", () => {
     expect(await readFile(path.join(box.workspace, "a", "b", "c", "new.txt"), "utf8")).toBe("deep");
   });
 
-  it("a refused overwrite leaves the file's content in place", async () => {
-    await writeFile(path.join(box.workspace, "keep.txt"), "keep me");
+  it("a workspace that does not exist yet is created by the first write", async () => {
+    const missing = path.join(box.root, "not-yet", "ws");
+    tools = createBuiltinTools({ workspace: missing, restrictToWorkspace: true, home: box.home });
+    const result = await runTool(byName(tools, "write_file"), { path: "notes/a.txt", content: "first" }, ctxFor(missing));
+    expect(result.text).toBe("Created notes/a.txt (5 bytes).");
+    expect(await readFile(path.join(missing, "notes", "a.txt"), "utf8")).toBe("first");
+  });
+
+  it("a refused overwrite (a hard link to the history file) truncates nothing", async () => {
     await link(path.join(box.workspace, "memory", "history.jsonl"), path.join(box.workspace, "memory", "alias"));
     expect((await run("write_file", { path: "memory/alias", content: "" })).isError).toBe(true);
     expect(await readFile(path.join(box.workspace, "memory", "history.jsonl"), "utf8")).toBe(HISTORY);

@@ -7,7 +7,7 @@
  * firmer answer.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 import { DEFAULT_PROTECTED_PATHS, protectedMatch, protectedMessage } from "./fs-protected.js";
@@ -155,9 +155,15 @@ export class WorkspaceGuard {
   async openWrite(input: string, ctx: CallCtx, options: { create: boolean; read?: boolean }, notFound = `Error: file not found: ${input}`): Promise<Opened<OpenedForWrite>> {
     const checked = await this.check(input, ctx);
     if (!checked.ok) return checked;
-    const realRoot = realpathLenientSync(this.baseDir(ctx.workspace));
+    let realRoot = realpathLenientSync(this.baseDir(ctx.workspace));
     const before = await protectedMatch(realRoot, this.protectedPaths, checked.path);
     if (before) return { ok: false, error: protectedMessage(input, before) };
+    if (options.create && this.restrictToWorkspace && !existsSync(realRoot) && isInside(checked.path, realRoot)) {
+      // Directories are created only below a checked directory, so a workspace that does not
+      // exist yet is made first (its parent lies outside the roots and could not be checked).
+      await mkdir(realRoot, { recursive: true });
+      realRoot = realpathLenientSync(this.baseDir(ctx.workspace));
+    }
     return this.opening(input, ctx, notFound, async () => {
       const opened = await openWriteChecked(checked.path, this.confinement(ctx.workspace), options);
       const after = await protectedMatch(realRoot, this.protectedPaths, opened.real, opened.stats);
