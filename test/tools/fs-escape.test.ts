@@ -3,7 +3,7 @@
  * `memory/history.jsonl` cannot be written by any file tool, whatever the spelling. Real files
  * and real links in a temp directory, through the real tools.
  */
-import { link, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, readdir, readFile, symlink } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
