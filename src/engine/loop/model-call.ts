@@ -25,7 +25,11 @@ export interface AskOptions {
 }
 
 function historyEstimate(state: RunState): number {
-  return estimateMessages(state.estimator, state.working) + state.estimator.tools(state.toolDefs) + state.adjustment;
+  return historyEstimateOf(state, state.working);
+}
+
+function historyEstimateOf(state: RunState, messages: readonly Message[], adjustment = state.adjustment): number {
+  return estimateMessages(state.estimator, messages) + state.estimator.tools(state.toolDefs) + adjustment;
 }
 
 /** Summarises the history when it is over 83.5 % of the window (or when `force`d). */
@@ -34,13 +38,35 @@ export async function maybeCompact(state: RunState, force = false): Promise<bool
   if (contextWindow <= 0) return false;
   const before = historyEstimate(state);
   if (!force && (state.compactionFailed || !shouldCompact(before, contextWindow))) return false;
-  const outcome = await compactHistory({
+  let outcome = await compactHistory({
     model: state.model,
     messages: state.working,
     turnStart: state.turnStart,
     maxTokens: state.settings.maxTokens,
     signal: state.signal,
   });
+  // A long run can outgrow the window on its own. After its first round Go summarises
+  // everything, this run's rounds included (its next input is empty then); do the same when
+  // summarising the earlier history did not suffice.
+  const stillOver = (): boolean =>
+    !outcome.ok ? outcome.error === undefined && outcome.reason !== "summary was empty" : shouldCompact(historyEstimateOf(state, outcome.messages, 0), contextWindow);
+  if (state.iterations > 1 && stillOver()) {
+    const whole = await compactHistory({
+      model: state.model,
+      messages: outcome.ok ? outcome.messages : state.working,
+      turnStart: outcome.ok ? outcome.messages.length : state.working.length,
+      maxTokens: state.settings.maxTokens,
+      signal: state.signal,
+    });
+    if (whole.ok) {
+      // The first pass's summary was only a step: its messages are archived, it is not kept.
+      const first = outcome.ok ? outcome : undefined;
+      if (first) state.archived.push(...first.archived);
+      outcome = { ...whole, archived: whole.archived.filter((m) => m !== first?.summaryMessage) };
+    } else if (!outcome.ok) {
+      outcome = whole;
+    }
+  }
   if (!outcome.ok) {
     if (outcome.error !== undefined || outcome.reason === "summary was empty") state.compactionFailed = true;
     state.log("warn", `compaction skipped: ${outcome.reason}`, outcome.error ? { error: errorMessage(outcome.error) } : undefined);
