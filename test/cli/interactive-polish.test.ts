@@ -5,7 +5,9 @@
  * turns without the AgentLoop, which owns slash commands.)
  */
 import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { TurnOutput } from "../../src/cli/interactive/turn-output.js";
+import type { Colors } from "../../src/cli/io.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { startTmuxRepl } from "./helpers/tmux-repl.js";
@@ -71,4 +73,27 @@ terminal.describe("nanobot agent (interactive): waiting and failures are shown",
     const shown = await until((s) => s.includes("you ›"), "the prompt");
     expect(shown.replace(/\n/g, "")).toMatch(/warning: MCP server github failed to start: .*GITHUB_TOKEN is not set/);
   }, 60_000);
+});
+
+describe("the waiting spinner (TurnOutput on a terminal)", () => {
+  const plain = new Proxy({}, { get: () => (text: string) => text }) as Colors;
+
+  it("stays through hidden reasoning and clears at the first text; a pipe gets no spinner", () => {
+    const written: string[] = [];
+    const view = new TurnOutput({ write: (t: string) => written.push(t), isTTY: true, columns: 80, rows: 24 }, plain, () => false);
+    view.startWaiting();
+    expect(written.join("")).toContain("thinking…");
+    written.length = 0;
+    view.onEvent({ type: "reasoning_delta", delta: "hmm" });
+    expect(written).toEqual([]);
+    view.onEvent({ type: "text_delta", delta: "Hello" });
+    expect(written).toEqual(["\r\x1b[K", "Hello"]);
+    view.dispose();
+
+    const piped: string[] = [];
+    const quiet = new TurnOutput({ write: (t: string) => piped.push(t) }, plain, () => true);
+    quiet.startWaiting();
+    quiet.onEvent({ type: "text_delta", delta: "Hi" });
+    expect(piped).toEqual(["Hi"]);
+  });
 });

@@ -77,7 +77,9 @@ export class TurnOutput {
   }
 
   onEvent(event: AgentEvent): void {
-    if (event.type === "text_delta" || event.type === "reasoning_delta" || event.type === "tool_call" || event.type === "retry_wait") this.stopWaiting();
+    // Hidden reasoning is still waiting, as far as the user can see.
+    const shows = event.type === "text_delta" || event.type === "tool_call" || event.type === "retry_wait" || (event.type === "reasoning_delta" && this.showReasoning());
+    if (shows) this.stopWaiting();
     switch (event.type) {
       case "text_delta":
         this.clearSpinner();
