@@ -86,7 +86,8 @@ describeWithBwrap("nanobot agent -m: exec runs sandboxed with the config's keys"
     await writeConfig({ exec: { sandbox: "bwrap" } });
     const canary = path.join(root, "canary.txt");
     // Plain rm (rm -f is the deny list's), a path built from $PWD, cd, an interpreter.
-    const command = `rm ${canary}; rm "\${PWD%/*/*}/canary.txt"; perl -e 'unlink "${canary}"'; cd ../.. && rm canary.txt; ls -A ${root}`;
+    // One stream, so the order below is the order things happened.
+    const command = `exec 2>&1; rm ${canary}; rm "\${PWD%/*/*}/canary.txt"; perl -e 'unlink "${canary}"'; cd ../.. && rm canary.txt; ls -A ${root}`;
     fake.enqueue({ toolCalls: [{ id: "call_1", name: "exec", arguments: { command } }] }, { text: "ok" });
     expect((await run(["agent", "-m", "clean up"])).code).toBe(0);
     expect(await readFile(canary, "utf8")).toBe("canary\n");

@@ -148,7 +148,7 @@ describeWithBwrap("exec sandbox (bwrap), real commands", () => {
     await mkdir(tools, { recursive: true });
     await writeFile(path.join(tools, "hello-tool"), "#!/bin/sh\necho hello from a PATH folder\n", { mode: 0o755 });
     const env = { PATH: `${process.env.PATH}:${tools}:/:${path.join(root, "home")}:${nbHome}`, HOME: path.join(root, "home"), OPENAI_API_KEY: "sk-test-secret" };
-    const result = await runTool(toolFor({ env }), { command: `hello-tool; touch ${tools}/x; test -e ${canary} || echo no-canary; cat ~/.ssh/id_rsa ${nbHome}/config.json` }, ctxFor(workspace));
+    const result = await runTool(toolFor({ env }), { command: `exec 2>&1; hello-tool; touch ${tools}/x; test -e ${canary} || echo no-canary; cat ~/.ssh/id_rsa ${nbHome}/config.json` }, ctxFor(workspace));
     expect(result.text).toMatch(/^hello from a PATH folder\n.*Read-only file system\nno-canary\n/s);
     for (const secret of SECRETS) expect(result.text).not.toContain(secret);
   });
