@@ -1,14 +1,15 @@
 /**
  * `config check` notes for the Go hook blocks, so a hook that can never run is not silent:
  * an agent hook name other than config / request / response (or `*`), an MCP message hook
- * for a method other than tools/call (the only message hooked here), and a target that names
+ * for a method that is not hooked here, and a target that names
  * a server the config does not have.
  */
 import { parseHookKey } from "../mcp/hook-keys.js";
+import { HOOKED_METHODS } from "../mcp/message-hooks.js";
 import type { NanobotConfig } from "./schema.js";
 
 const AGENT_HOOKS = new Set(["config", "request", "response", "*"]);
-const MESSAGE_HOOKS = new Set(["tools/call", "*"]);
+const MESSAGE_HOOKS = new Set<string>([...HOOKED_METHODS, "*"]);
 /** Go's built-in config hook: handled in-process, not an MCP server of the config. */
 const BUILTIN_TARGETS = new Set(["nanobot.system/config"]);
 
@@ -50,7 +51,7 @@ export function hookWarnings(config: NanobotConfig, file: string): string[] {
     const where = `mcpServers.${name}.hooks`;
     for (const key of Object.keys(server.hooks)) {
       const method = parseHookKey(key).name;
-      if (!MESSAGE_HOOKS.has(method)) out.push(`${file}: ${where}."${key}": only tools/call messages are hooked; this hook never runs`);
+      if (!MESSAGE_HOOKS.has(method)) out.push(`${file}: ${where}."${key}": only ${HOOKED_METHODS.join(", ")} messages are hooked; this hook never runs`);
     }
     out.push(...unknownTargets(config, file, where, server.hooks));
   }

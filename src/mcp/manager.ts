@@ -13,7 +13,7 @@ import { fitToolName, shortHash } from "./names.js";
 import type { HookCaller } from "./hooks.js";
 import { callToolWithHooks } from "./message-hooks.js";
 import { mapCallToolResult } from "./result-mapping.js";
-import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs } from "./tool-adapters.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, hookedGetPrompt, toolTimeoutMs } from "./tool-adapters.js";
 import type { McpToolEntry } from "./tool-adapters.js";
 import type { McpManagerOptions, McpServerFailure, McpServersConfig } from "./types.js";
 
@@ -186,7 +186,8 @@ export class McpClientManager {
   async getPrompt(server: string, name: string, args: Record<string, string> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
     const conn = this.connections.get(server);
     if (!conn) throw new Error(`Unknown MCP server '${server}'`);
-    return conn.getPrompt(name, args, signal);
+    const host = conn.spec.hooks ? { server, hooks: conn.spec.hooks, call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) } : undefined;
+    return hookedGetPrompt(conn, host, name, args, signal);
   }
 
   /** Closes every connection; stdio servers are terminated. */

@@ -1,7 +1,8 @@
 /**
  * MCP message hooks (Go nanobot): `mcpServers.<x>.hooks` maps JSON-RPC methods (Go's key
  * syntax: `tools/call?direction=request&name=delete_file`, `*`, `!mutate:`) to hook tools that
- * see each `tools/call` to and from that server. A hook tool gets
+ * see each `tools/call`, `prompts/get` and `resources/read` to and from that server (the
+ * `name` parameter is the tool or prompt name, or the resource URI). A hook tool gets
  *   `{ accept: true, mutated: false, message: {jsonrpc, id, method, params | result}, reason: "" }`
  * and answers with the same shape: `accept: false` rejects the message (the model gets the
  * reason as the tool's error), `mutated: true` with a `message` replaces it. What was changed
@@ -111,14 +112,75 @@ export interface MessageHookHost {
 
 let nextId = 1;
 
-function rejected(direction: string, reason: string): CallToolResult {
-  return { content: [{ type: "text", text: `The MCP ${direction} was rejected by a hook: ${reason}` }], isError: true };
+/** A message a hook rejected; its text is what the model reads. */
+export class MessageRejectedError extends Error {
+  constructor(
+    readonly direction: "request" | "response",
+    readonly reason: string,
+  ) {
+    super(`The MCP ${direction} was rejected by a hook: ${reason}`);
+    this.name = "MessageRejectedError";
+  }
+}
+
+/** The methods hooked here: the ones a turn sends (tools, prompts, resources). */
+export const HOOKED_METHODS = ["tools/call", "prompts/get", "resources/read"] as const;
+export type HookedMethod = (typeof HOOKED_METHODS)[number];
+
+/** The hook parameter `name` of a request, as Go reads it: the tool or prompt name, or the resource URI. */
+function messageName(method: HookedMethod, params: Record<string, unknown>): string {
+  const value = method === "resources/read" ? params.uri : params.name;
+  return typeof value === "string" ? value : "";
 }
 
 /**
- * One `tools/call` through the server's message hooks: the request may be rejected or
- * rewritten before it is sent, the response after it arrives.
+ * One request/response exchange through the server's message hooks: the request may be
+ * rejected or rewritten before it is sent, the response after it arrives. A rejection throws
+ * `MessageRejectedError`; changes are logged and kept in the result's `_meta`.
  */
+export async function exchangeWithHooks<R extends object>(
+  host: MessageHookHost,
+  method: HookedMethod,
+  params: Record<string, unknown>,
+  send: (params: Record<string, unknown>) => Promise<R>,
+  signal?: AbortSignal,
+): Promise<R> {
+  const { hooks, call } = host;
+  if (!hooks || Object.keys(hooks).length === 0) return send(params);
+  const name = messageName(method, params);
+  const note = (level: "info" | "warn", message: string, data: Record<string, unknown>): void =>
+    host.log?.(level, message, { server: host.server, method, name, ...data });
+  const id = nextId++;
+  const before = await runMessageHooks(call, hooks, { jsonrpc: "2.0", id, method, params }, { method, name, direction: "request", callOnError: false }, signal);
+  if (before.rejection) {
+    note("warn", `MCP message hook rejected a ${method}`, { reason: before.rejection });
+    throw new MessageRejectedError("request", before.rejection);
+  }
+  const sent = isRecord(before.message.params) ? before.message.params : params;
+  const result = await send(sent);
+  const isError = (result as { isError?: unknown }).isError === true;
+  const after = await runMessageHooks(
+    call,
+    hooks,
+    { jsonrpc: "2.0", id, result: result as unknown as Record<string, unknown> },
+    { method, name: messageName(method, sent), direction: "response", callOnError: isError },
+    signal,
+  );
+  if (after.rejection) {
+    note("warn", `MCP message hook rejected a ${method} result`, { reason: after.rejection });
+    throw new MessageRejectedError("response", after.rejection);
+  }
+  const final = (isRecord(after.message.result) ? after.message.result : result) as R & { _meta?: Record<string, unknown> };
+  const mutations: Record<string, Mutation> = {
+    ...(before.mutation ? { request: before.mutation } : {}),
+    ...(after.mutation ? { response: after.mutation } : {}),
+  };
+  if (Object.keys(mutations).length === 0) return final;
+  note("info", `MCP message hooks changed a ${method}`, { mutations });
+  return { ...final, _meta: { ...(final._meta ?? {}), [HOOK_MUTATIONS_META_KEY]: mutations } };
+}
+
+/** A `tools/call` through the message hooks; a rejection is the tool's error result. */
 export async function callToolWithHooks(
   host: MessageHookHost,
   tool: string,
@@ -126,44 +188,16 @@ export async function callToolWithHooks(
   send: (tool: string, args: Record<string, unknown>) => Promise<CallToolResult>,
   signal?: AbortSignal,
 ): Promise<CallToolResult> {
-  const { hooks, call } = host;
-  if (!hooks || Object.keys(hooks).length === 0) return send(tool, args);
-  const note = (level: "info" | "warn", message: string, data: Record<string, unknown>): void =>
-    host.log?.(level, message, { server: host.server, tool, ...data });
-  const id = nextId++;
-  const method = "tools/call";
-  const before = await runMessageHooks(
-    call,
-    hooks,
-    { jsonrpc: "2.0", id, method, params: { name: tool, arguments: args } },
-    { method, name: tool, direction: "request", callOnError: false },
-    signal,
-  );
-  if (before.rejection) {
-    note("warn", "MCP message hook rejected a tools/call", { reason: before.rejection });
-    return rejected("request", before.rejection);
+  try {
+    return await exchangeWithHooks(
+      host,
+      "tools/call",
+      { name: tool, arguments: args },
+      (p) => send(typeof p.name === "string" ? p.name : tool, isRecord(p.arguments) ? p.arguments : args),
+      signal,
+    );
+  } catch (err) {
+    if (err instanceof MessageRejectedError) return { content: [{ type: "text", text: err.message }], isError: true };
+    throw err;
   }
-  const params = before.message.params ?? {};
-  const sentTool = typeof params.name === "string" ? params.name : tool;
-  const sentArgs = isRecord(params.arguments) ? params.arguments : args;
-  const result = await send(sentTool, sentArgs);
-  const after = await runMessageHooks(
-    call,
-    hooks,
-    { jsonrpc: "2.0", id, result: result as unknown as Record<string, unknown> },
-    { method, name: sentTool, direction: "response", callOnError: result.isError === true },
-    signal,
-  );
-  if (after.rejection) {
-    note("warn", "MCP message hook rejected a tools/call result", { reason: after.rejection });
-    return rejected("response", after.rejection);
-  }
-  const final = (isRecord(after.message.result) ? after.message.result : result) as CallToolResult;
-  const mutations: Record<string, Mutation> = {
-    ...(before.mutation ? { request: before.mutation } : {}),
-    ...(after.mutation ? { response: after.mutation } : {}),
-  };
-  if (Object.keys(mutations).length === 0) return final;
-  note("info", "MCP message hooks changed a tools/call", { mutations });
-  return { ...final, _meta: { ...(final._meta ?? {}), [HOOK_MUTATIONS_META_KEY]: mutations } };
 }

@@ -13,7 +13,7 @@ import { fitToolName, mcpToolName } from "./names.js";
 import type { McpToolKind } from "./names.js";
 import type { McpLogFn } from "./types.js";
 import type { HookCaller } from "./hooks.js";
-import { callToolWithHooks } from "./message-hooks.js";
+import { callToolWithHooks, exchangeWithHooks } from "./message-hooks.js";
 import type { MessageHookHost } from "./message-hooks.js";
 import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
 
@@ -112,6 +112,24 @@ function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: nu
   return { tool, server: conn.name, kind: "tool", sourceName: t.name, exposedName: exposed };
 }
 
+/** `prompts/get` through the server's message hooks (when it has any). */
+export function hookedGetPrompt(conn: McpConnection, host: MessageHookHost | undefined, name: string, args: Record<string, string>, signal?: AbortSignal): ReturnType<McpConnection["getPrompt"]> {
+  if (!host) return conn.getPrompt(name, args, signal);
+  const send = (p: Record<string, unknown>): ReturnType<McpConnection["getPrompt"]> =>
+    conn.getPrompt(typeof p.name === "string" ? p.name : name, isStringMap(p.arguments) ? p.arguments : args, signal);
+  return exchangeWithHooks(host, "prompts/get", { name, arguments: args }, send, signal);
+}
+
+/** `resources/read` through the server's message hooks (when it has any). */
+function hookedReadResource(conn: McpConnection, host: MessageHookHost | undefined, uri: string, signal?: AbortSignal): ReturnType<McpConnection["readResource"]> {
+  if (!host) return conn.readResource(uri, signal);
+  return exchangeWithHooks(host, "resources/read", { uri }, (p) => conn.readResource(typeof p.uri === "string" ? p.uri : uri, signal), signal);
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  return typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "string");
+}
+
 function stringArgs(args: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(args)) {
@@ -121,7 +139,7 @@ function stringArgs(args: Record<string, unknown>): Record<string, string> {
   return out;
 }
 
-function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
+function promptTool(conn: McpConnection, p: Prompt, hookHost?: MessageHookHost): McpToolEntry {
   const properties: Record<string, JsonSchema> = {};
   for (const a of p.arguments ?? []) properties[a.name] = { type: "string", ...(a.description ? { description: a.description } : {}) };
   const required = (p.arguments ?? []).filter((a) => a.required === true).map((a) => a.name);
@@ -132,7 +150,7 @@ function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
     readOnly: true,
     async execute(args, _ctx, signal) {
       try {
-        return mapPromptResult(await conn.getPrompt(p.name, stringArgs(args), signal));
+        return mapPromptResult(await hookedGetPrompt(conn, hookHost, p.name, stringArgs(args), signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -141,7 +159,7 @@ function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
   return { tool, server: conn.name, kind: "prompt", sourceName: p.name, exposedName: p.name };
 }
 
-function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
+function resourceTool(conn: McpConnection, r: Resource, hookHost?: MessageHookHost): McpToolEntry {
   const tool: Tool = {
     name: mcpToolName(conn.name, r.name, "resource"),
     description: `Read the MCP resource ${r.uri}${r.description ? `: ${r.description}` : ""}`,
@@ -149,7 +167,7 @@ function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
     readOnly: true,
     async execute(_args, _ctx, signal) {
       try {
-        return mapReadResourceResult(await conn.readResource(r.uri, signal));
+        return mapReadResourceResult(await hookedReadResource(conn, hookHost, r.uri, signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -170,7 +188,7 @@ export function expandUriTemplate(template: string, values: Record<string, strin
   return template.replace(SIMPLE_VARIABLE, (_m, name: string) => encodeURIComponent(values[name] ?? ""));
 }
 
-function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | undefined {
+function templateTool(conn: McpConnection, t: ResourceTemplate, hookHost?: MessageHookHost): McpToolEntry | undefined {
   const variables = simpleTemplateVariables(t.uriTemplate);
   if (!variables || variables.length === 0) return undefined;
   const properties = Object.fromEntries(variables.map((v) => [v, { type: "string" }]));
@@ -181,7 +199,7 @@ function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | 
     readOnly: true,
     async execute(args, _ctx, signal) {
       try {
-        return mapReadResourceResult(await conn.readResource(expandUriTemplate(t.uriTemplate, stringArgs(args)), signal));
+        return mapReadResourceResult(await hookedReadResource(conn, hookHost, expandUriTemplate(t.uriTemplate, stringArgs(args)), signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -202,8 +220,8 @@ export function buildServerTools(
   const hookHost = hooks && conn.spec.hooks ? { server: conn.name, hooks: conn.spec.hooks, ...hooks } : undefined;
   return [
     ...exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming, hookHost)),
-    ...prompts.map((p) => promptTool(conn, p)),
-    ...resources.map((r) => resourceTool(conn, r)),
-    ...resourceTemplates.map((t) => templateTool(conn, t)).filter((e): e is McpToolEntry => e !== undefined),
+    ...prompts.map((p) => promptTool(conn, p, hookHost)),
+    ...resources.map((r) => resourceTool(conn, r, hookHost)),
+    ...resourceTemplates.map((t) => templateTool(conn, t, hookHost)).filter((e): e is McpToolEntry => e !== undefined),
   ];
 }

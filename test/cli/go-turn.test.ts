@@ -268,6 +268,24 @@ describe("MCP message hooks (mcpServers.<x>.hooks)", () => {
   );
 
   it(
+    "a prompts/get hook that rejects: the prompt tool answers with the reason, the prompt is not fetched",
+    async () => {
+      const config = await writeConfig(
+        { tools: ["tools"] },
+        { tools: server({ TOOLS: "lookup" }, { hooks: { "prompts/get?name=greeting": ["hooks/msg_reject"] } }), hooks: server() },
+      );
+      fake.enqueue({ toolCalls: [{ id: "call_p", name: "mcp_tools_prompt_greeting", arguments: {} }] }, { text: "ok" });
+      await nanobot(config, "greet");
+      expect(offered(0)).toContain("mcp_tools_prompt_greeting");
+      expect(toolResult(1)).toContain("deleting files is not allowed here");
+      expect(toolResult(1)).not.toContain("hello from the prompt");
+      const seen = (await recorded()).find((x) => x.tool === "msg_reject")!.payload as { message: { method: string; params: unknown } };
+      expect(seen.message).toMatchObject({ method: "prompts/get", params: { name: "greeting" } });
+    },
+    TIMEOUT,
+  );
+
+  it(
     "a !mutate: hook that changes the message rejects it instead (Go's implicit rejection)",
     async () => {
       const config = await writeConfig(
@@ -401,13 +419,13 @@ describe("config check", () => {
     async () => {
       const config = await writeConfig(
         { hooks: { confg: ["hooks/record"], request: ["nowhere/x"], config: ["nanobot.system/config"] } },
-        { hooks: server({}, { hooks: { "prompts/get": ["hooks/record"], "tools/call?direction=request": ["hooks/msg_reject"] } }) },
+        { hooks: server({}, { hooks: { "resources/subscribe": ["hooks/record"], "tools/call?direction=request": ["hooks/msg_reject"] } }) },
       );
       const r = await cli(["--config", config, "config", "check"]);
       const text = r.out + r.err;
       expect(text).toContain('agents.main.hooks."confg" is not a hook an agent runs');
       expect(text).toContain('agents.main.hooks."request" names "nowhere/x", but "nowhere" is not in mcpServers');
-      expect(text).toContain('mcpServers.hooks.hooks."prompts/get": only tools/call messages are hooked');
+      expect(text).toContain('mcpServers.hooks.hooks."resources/subscribe": only tools/call, prompts/get, resources/read messages are hooked');
       expect(text).not.toContain('"tools/call?direction=request": only');
       expect(text).not.toContain('names "nanobot.system/config"');
       expect(text).not.toContain('"nanobot.system/config" is not');

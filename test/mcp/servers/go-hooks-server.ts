@@ -1,13 +1,13 @@
 /**
  * A stdio MCP server for the Go-nanobot hook tests: plain tools (`get_weather`, `delete_file`,
- * `lookup`, `shared`) and hook tools that append each payload they get to `$RECORD_FILE`
+ * `lookup`, `shared`), a prompt (`greeting`) and hook tools that append each payload they get to `$RECORD_FILE`
  * (one JSON line `{tool, payload}`) and transform it. `$TOOLS` (comma-separated) limits the
  * plain tools listed, so two instances can share or not share names. Run with `node --import tsx`.
  */
 import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 type Payload = Record<string, unknown>;
@@ -123,8 +123,10 @@ function handle(name: string, args: Payload): CallToolResult {
   }
 }
 
-const server = new Server({ name: "go-hooks-test-server", version: "1.0.0" }, { capabilities: { tools: {} } });
+const server = new Server({ name: "go-hooks-test-server", version: "1.0.0" }, { capabilities: { tools: {}, prompts: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [{ name: "greeting", description: "A greeting" }] }));
+server.setRequestHandler(GetPromptRequestSchema, () => ({ messages: [{ role: "user", content: { type: "text", text: "hello from the prompt" } }] }));
 server.setRequestHandler(CallToolRequestSchema, (req) => handle(req.params.name, (req.params.arguments ?? {}) as Payload));
 await server.connect(new StdioServerTransport());
 process.stdin.once("end", () => process.exit(0));
