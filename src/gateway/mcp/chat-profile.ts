@@ -60,7 +60,9 @@ export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerPr
     version: publish.version ?? deps.version ?? "0.0.0",
     instructions:
       publish.instructions ??
-      `Tools: ${agents.map((a) => a.toolName).join(", ")}. Each call is one message to that agent; the conversation continues across calls in this session.`,
+      (agents.length > 0
+        ? `Tools: ${agents.map((a) => a.toolName).join(", ")}. Each call is one message to that agent; the conversation continues across calls in this session.`
+        : undefined),
     tools: agents.map((agent) => chatTool(agent, deps, board)),
     resources: chatResources(deps, board),
     prompts: inlinePrompts(deps),

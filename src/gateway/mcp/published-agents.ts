@@ -5,6 +5,7 @@
  */
 import type { NanobotConfig } from "../../config/index.js";
 import { fitToolName } from "../../mcp/names.js";
+import { publishesServerItems } from "./published-mcp.js";
 
 export interface PublishedAgent {
   /** The agent name for `TurnRequest.agent` (`nanobot` = the default agent). */
@@ -34,7 +35,8 @@ export function publishedAgents(config: NanobotConfig): PublishedAgent[] {
  * The Go nanobot's entrypoint rules: the agents named in `publish.entrypoint` (its `server/tool`
  * entries are re-exported tools, see published-mcp.ts); without it, the one chat agent; with
  * several and no entrypoint (which Go refuses; config loading warns) the default agent
- * (`default: true`), else the first chat agent; with none, the default assistant.
+ * (`default: true`), else the first chat agent; with none, the default assistant — unless the
+ * config re-exports MCP servers (`publish.mcpServers`, `publish.tools`…), then no agent.
  */
 export function publishedAgentNames(config: NanobotConfig): string[] {
   const named = config.agents.named;
@@ -44,7 +46,10 @@ export function publishedAgentNames(config: NanobotConfig): string[] {
   // An entrypoint of tools only publishes no agent.
   if (entrypoint.length > 0) return [];
   const chat = Object.keys(named).filter((name) => named[name]?.chat !== false);
-  if (chat.length <= 1) return chat.length === 1 ? chat : [DEFAULT_AGENT];
+  if (chat.length === 1) return chat;
+  // No chat agent: a config that re-exports MCP servers is an aggregator (Go publishes only
+  // them); otherwise the default assistant answers.
+  if (chat.length === 0) return publishesServerItems(config) ? [] : [DEFAULT_AGENT];
   const marked = chat.find((name) => named[name]?.default === true);
   return [marked ?? chat[0]!];
 }

@@ -26,6 +26,10 @@ describe("publishedAgents", () => {
     expect(publishedAgents(config).map((a) => a.agent)).toEqual(["beta"]);
   });
 
+  it("publishes no agent when the config only re-exports MCP servers (a Go aggregator)", () => {
+    expect(publishedAgents(configOf({ publish: { mcpServers: ["store"] }, mcpServers: { store: { url: "http://127.0.0.1:1/mcp" } } }))).toEqual([]);
+  });
+
   it("falls back to the default agent when every named agent opted out", () => {
     expect(publishedAgents(configOf({ agents: { alpha: { chat: false } } })).map((a) => a.agent)).toEqual(["nanobot"]);
   });
