@@ -106,7 +106,7 @@ describe("config lookup order: --config > NANOBOT_CONFIG > ./nanobot.* > $NANOBO
       consolidationRatio: 0.5,
       maxConcurrentSubagents: 1,
     });
-    expect(loaded.config.gateway).toEqual({ host: "127.0.0.1", port: 18790 });
+    expect(loaded.config.gateway).toEqual({ host: "127.0.0.1", port: 18790, allowedHosts: [], allowedOrigins: [] });
     expect(loaded.config.tools).toMatchObject({ restrictToWorkspace: false, exec: { enable: true, timeout: 60 } });
   });
 

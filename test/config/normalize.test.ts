@@ -55,7 +55,7 @@ describe("snake_case and camelCase keys are equivalent", () => {
   it("treats null as absent (pydantic dumps unset fields as null)", () => {
     const { config } = resolve({ agents: { defaults: { model: null, reasoningEffort: null } }, gateway: { apiKey: null } });
     expect(config.agents.defaults.model).toBeUndefined();
-    expect(config.gateway).toEqual({ host: "127.0.0.1", port: 18790 });
+    expect(config.gateway).toEqual({ host: "127.0.0.1", port: 18790, allowedHosts: [], allowedOrigins: [] });
   });
 
   it("accepts the Go StringList forms and MCP transport spellings", () => {
