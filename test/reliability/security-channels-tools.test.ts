@@ -8,6 +8,7 @@ import { access, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promise
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needs } from "../support/requires.js";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
 import type { InboundMessage } from "../../src/bus/types.js";
 import { AccessControl } from "../../src/channels/access/access-control.js";
@@ -124,7 +125,8 @@ describe("channel access cannot be bypassed", () => {
   });
 });
 
-describe("exec bypass corpus through the exec tool", () => {
+// With restrictToWorkspace, exec fails closed where no sandbox can be had: these run in bwrap.
+needs.bwrap().describe("exec bypass corpus through the exec tool", () => {
   it.each(BLOCKED_COMMANDS.map((c) => [c.command, c] as const))("blocks %j", async (_label, entry) => {
     const exec = createBuiltinTools({ workspace, restrictToWorkspace: true, home, exec: { allowPatterns: entry.allowPatterns ?? [] } }).find((t) => t.name === "exec")!;
     const result = await run(exec, { command: entry.command });
