@@ -347,7 +347,8 @@ describe("tool references and names in a Go-style config", () => {
       fake.enqueue({ toolCalls: [{ id: "call_w", name: "get_weather", arguments: { city: "Oslo" } }] }, { text: "ok" });
       await nanobot(config, "weather?");
       expect(offered(0)).toEqual(expect.arrayContaining(["get_weather", "lookup", "record"]));
-      expect(offered(0).some((n) => n.startsWith("mcp_"))).toBe(false);
+      // Only the server's prompts keep nanobot's mcp_<server>_prompt_<name> (Go offers no prompt tools).
+      expect(offered(0).filter((n) => n.startsWith("mcp_"))).toEqual(["mcp_tools_prompt_greeting"]);
       expect(toolResult(1)).toContain("sunny in Oslo");
     },
     TIMEOUT,
@@ -407,7 +408,7 @@ describe("mcp list", () => {
       const listed = JSON.parse(r.out) as Array<{ server: string; tools: Array<{ name: string; sourceTool?: string }> }>;
       const names = listed[0]!.tools.map((t) => t.name);
       expect(names).toContain("wx_get_weather");
-      expect(names.some((n) => n.startsWith("mcp_"))).toBe(false);
+      expect(names.filter((n) => n.startsWith("mcp_"))).toEqual(["mcp_tools_prompt_greeting"]);
     },
     TIMEOUT,
   );
