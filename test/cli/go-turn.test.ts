@@ -355,6 +355,27 @@ describe("tool references and names in a Go-style config", () => {
   );
 
   it(
+    "a Python-style config (no named agents) keeps the mcp_<server>_<tool> names",
+    async () => {
+      const file = join(root, "config.json");
+      await writeFile(
+        file,
+        JSON.stringify({
+          providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-test-go-turn-0001" } },
+          agents: { defaults: { model: "custom/test-model", workspace } },
+          tools: { mcpServers: { tools: server({ TOOLS: "get_weather" }) } },
+        }),
+      );
+      fake.enqueue({ toolCalls: [{ id: "call_w", name: "mcp_tools_get_weather", arguments: { city: "Bern" } }] }, { text: "ok" });
+      await nanobot(file, "weather?");
+      expect(offered(0)).toEqual(expect.arrayContaining(["mcp_tools_get_weather", "exec", "read_file"]));
+      expect(offered(0)).not.toContain("get_weather");
+      expect(toolResult(1)).toContain("sunny in Bern");
+    },
+    TIMEOUT,
+  );
+
+  it(
     "a name two servers share gets the server as prefix; the others stay bare",
     async () => {
       const config = await writeConfig(
