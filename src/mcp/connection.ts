@@ -41,6 +41,8 @@ export interface ServerListing {
   resources: Resource[];
   resourceTemplates: ResourceTemplate[];
   instructions?: string;
+  /** The server's `serverInfo` from its initialize result (a publishing proxy repeats it). */
+  serverInfo?: { name: string; version: string };
 }
 
 export type ProgressFn = (progress: number, total?: number, message?: string) => void;
@@ -244,7 +246,8 @@ export class McpConnection {
     };
     this.client = client;
     this.built = built;
-    this.listing = { ...this.listing, instructions: client.getInstructions() };
+    const info = client.getServerVersion();
+    this.listing = { ...this.listing, instructions: client.getInstructions(), ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}) };
     // Servers may add tools right after `notifications/initialized`; list now, not on list_changed,
     // and wait for any refresh a list_changed started meanwhile, since that one wins.
     await this.refresh(client);
@@ -280,7 +283,7 @@ export class McpConnection {
           : Promise.resolve([]),
       ]);
       if (seq !== this.refreshSeq || this.client !== client) return;
-      this.listing = { tools, prompts, resources, resourceTemplates, instructions: this.listing.instructions };
+      this.listing = { tools, prompts, resources, resourceTemplates, instructions: this.listing.instructions, serverInfo: this.listing.serverInfo };
       for (const listener of this.listeners) listener();
     } catch (err) {
       this.options.log?.("warn", "MCP listing failed", { server: this.name, error: errorMessage(err) });

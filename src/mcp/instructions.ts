@@ -145,7 +145,7 @@ export function hasTemplate(text: string): boolean {
 export async function resolvePromptInstructions(
   manager: McpClientManager | undefined,
   spec: PromptInstructions,
-  ctx: ExpandContext & { prompts?: Record<string, InlinePrompt> },
+  ctx: ExpandContext & { prompts?: Record<string, InlinePrompt> } = { env: process.env, where: "instructions" },
   signal?: AbortSignal,
 ): Promise<string> {
   const args: Record<string, string> = {};

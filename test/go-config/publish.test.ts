@@ -117,6 +117,31 @@ describe("publish as the Go nanobot", () => {
     await expectGoPublish(client);
   });
 
+  it("a single-server proxy (publish.mcpServers: [one], nothing else) answers as that server", async () => {
+    p = await project();
+    const file = await p.write("nanobot.yaml", {
+      publish: { mcpServers: ["store"] },
+      mcpServers: { store: stdioServer({ SERVER_NAME: "store", SERVER_INSTRUCTIONS: "Prices are in euros." }) },
+    });
+    const env = { HOME: p.root, NANOBOT_HOME: p.home, PATH: process.env.PATH ?? "" };
+    const loaded = await loadConfig({ configPath: file, env, cwd: p.root });
+    const runtime = new Runtime({ config: loaded.config, home: loaded.home, env });
+    const assistant = await startAssistantGateway(runtime, { port: 0 });
+    try {
+      client = new Client({ name: "go-proxy-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${assistant.gateway.server.url}/mcp`)));
+      expect(client.getServerVersion()).toMatchObject({ name: "store", version: "2.0.0" });
+      expect(client.getInstructions()).toBe("Prices are in euros.");
+      // No agent is published, only the server's own tools.
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["catalog", "big", "big_skip", "medium"]);
+      expect(text(await client.callTool({ name: "catalog", arguments: { query: "mugs" } }))).toBe("store catalog: mugs");
+    } finally {
+      await client?.close().catch(() => undefined);
+      client = undefined;
+      await assistant.close();
+    }
+  });
+
   it("over the gateway's /mcp", async () => {
     p = await project();
     const file = await p.write("nanobot.yaml", publishConfig());

@@ -15,7 +15,7 @@ import { applyEvent, progressMessage, progressText } from "./chat-progress.js";
 import type { ProgressBoard } from "./chat-progress.js";
 import { DEFAULT_AGENT, publishedAgents } from "./published-agents.js";
 import type { PublishedAgent } from "./published-agents.js";
-import type { CallScope, ServedPrompt, ServedResource, ServedTool, ServerProfile } from "./server-profile.js";
+import type { CallScope, InitializeOverride, ServedPrompt, ServedResource, ServedTool, ServerProfile } from "./server-profile.js";
 import { expandContextFor, resolveDynamicText } from "../../agent/agent-instructions.js";
 import type { InstructionSource } from "../../agent/agent-instructions.js";
 import type { AgentInstructions } from "../../config/schema-agents.js";
@@ -54,6 +54,7 @@ export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerPr
   const { publish } = deps.config;
   const source = deps.source;
   const intro = publish.introduction as AgentInstructions | undefined;
+  const proxied = singleServerProxy(deps.config);
   return {
     // A Go config names and versions what it publishes; nanobot's own name is the fallback.
     name: publish.name ?? deps.serverName ?? "nanobot",
@@ -66,9 +67,31 @@ export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerPr
     tools: agents.map((agent) => chatTool(agent, deps, board)),
     resources: chatResources(deps, board),
     prompts: inlinePrompts(deps),
-    ...(intro !== undefined && source ? { introduction: () => resolveDynamicText(source, intro, "publish.introduction") } : {}),
+    ...(source && (intro !== undefined || proxied) ? { initialize: () => initializeOverride(source, intro, proxied) } : {}),
     ...(source && publishesServerItems(deps.config) ? { extras: async () => publishedExtras(deps.config, await source.mcp()) } : {}),
   };
+}
+
+/**
+ * Go's single-server proxy: `publish.mcpServers` names one server and nothing else is published
+ * (no agents, tools, prompts, resources or instructions), so nanobot answers as that server.
+ */
+function singleServerProxy(config: NanobotConfig): string | undefined {
+  const p = config.publish;
+  const only = p.mcpServers?.length === 1 ? p.mcpServers[0] : undefined;
+  const nothingElse = [p.entrypoint, p.tools, p.prompts, p.resources, p.resourceTemplates].every((l) => (l?.length ?? 0) === 0);
+  return only && nothingElse && !p.instructions && Object.keys(config.agents.named).length === 0 ? only : undefined;
+}
+
+async function initializeOverride(source: InstructionSource, intro: AgentInstructions | undefined, proxied: string | undefined): Promise<InitializeOverride> {
+  const out: InitializeOverride = {};
+  if (intro !== undefined) out.intro = await resolveDynamicText(source, intro, "publish.introduction");
+  if (proxied) {
+    const listing = (await source.mcp()).connection(proxied)?.listing;
+    if (listing?.serverInfo) out.serverInfo = listing.serverInfo;
+    if (listing?.instructions !== undefined) out.instructions = listing.instructions;
+  }
+  return out;
 }
 
 /** `publish.prompts` entries that name a top-level `prompts.<name>` template (Go inline prompts). */

@@ -100,10 +100,17 @@ export interface ServerProfile {
    */
   extras?: () => Promise<ProfileExtras>;
   /**
-   * Go's `publish.introduction`, resolved at each `initialize` and announced as the
-   * experimental capability `ai.nanobot: { intro }`.
+   * Resolved at each `initialize`: Go's `publish.introduction`, announced as the experimental
+   * capability `ai.nanobot: { intro }`, and, for a single-server proxy, that server's own
+   * `serverInfo` and `instructions` in place of the profile's.
    */
-  introduction?: () => Promise<string | undefined>;
+  initialize?: () => Promise<InitializeOverride>;
+}
+
+export interface InitializeOverride {
+  intro?: string;
+  serverInfo?: { name: string; version: string };
+  instructions?: string;
 }
 
 export interface ProfileExtras {
@@ -147,7 +154,7 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
   const tools = new Map(profile.tools.map((t) => [t.definition.name, t]));
   const extras = (): Promise<ProfileExtras> => profile.extras?.() ?? Promise.resolve(NO_EXTRAS);
 
-  if (profile.introduction) installIntroduction(server, profile.introduction);
+  if (profile.initialize) installInitialize(server, profile.initialize);
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     // Own tools win a name clash with a re-exported one.
     const more = (await extras()).tools.filter((t) => !tools.has(t.definition.name));
@@ -171,19 +178,23 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
 }
 
 /**
- * Adds `experimental["ai.nanobot"].intro` to the SDK's own initialize result. The SDK fixes
- * capabilities at construction, but the introduction may be dynamic (`${nanobot:time}`, an MCP
- * prompt), so it is resolved per `initialize` as Go does.
+ * Amends the SDK's own initialize result. The SDK fixes capabilities and server info at
+ * construction, but the introduction may be dynamic (`${nanobot:time}`, an MCP prompt) and a
+ * proxied server's info is known only once it connected, so both are resolved per `initialize`.
  */
-function installIntroduction(server: Server, introduction: () => Promise<string | undefined>): void {
+function installInitialize(server: Server, resolve: () => Promise<InitializeOverride>): void {
   const sdk = server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
   const base = sdk._oninitialize.bind(server);
   server.setRequestHandler(InitializeRequestSchema, async (request) => {
-    const result = await base(request);
-    const intro = await introduction();
-    if (intro === undefined) return result;
-    const experimental = { ...result.capabilities.experimental, [NANOBOT_CAPABILITY]: { intro } };
-    return { ...result, capabilities: { ...result.capabilities, experimental } };
+    let result = await base(request);
+    const over = await resolve();
+    if (over.serverInfo) result = { ...result, serverInfo: over.serverInfo };
+    if (over.instructions !== undefined) result = { ...result, instructions: over.instructions };
+    if (over.intro !== undefined) {
+      const experimental = { ...result.capabilities.experimental, [NANOBOT_CAPABILITY]: { intro: over.intro } };
+      result = { ...result, capabilities: { ...result.capabilities, experimental } };
+    }
+    return result;
   });
 }
 
