@@ -82,6 +82,26 @@ describe("huggingface.yaml", () => {
   });
 });
 
+describe("huggingface.yaml through the built CLI (bin/nanobot.js)", () => {
+  it("nanobot agent -m --config huggingface/nanobot.yaml answers with the server's instructions as the system prompt", async () => {
+    standIn = await httpServer({ SERVER_NAME: "huggingface", SERVER_INSTRUCTIONS: "Hub tools: search models." });
+    p = await project();
+    const dir = await install("huggingface", Number(new URL(standIn.url).port));
+    fake.enqueue({ text: "spawned ok" });
+    const { execFile } = await import("node:child_process");
+    const out = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [path.join(REPO, "bin/nanobot.js"), "agent", "-m", "hi", "--config", path.join(dir, "nanobot.yaml")],
+        { cwd: p.root, env: { HOME: p.root, NANOBOT_HOME: p.home, PATH: process.env.PATH ?? "", NO_COLOR: "1", ...providerEnv() } },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    expect(out).toMatchObject({ code: 0, stdout: "spawned ok\n" });
+    expect(systemPromptOf(fake.requests.at(-1)?.body)).toContain("Hub tools: search models.");
+  });
+});
+
 describe("shopping.yaml and blackjack.yaml", () => {
   it("shopping: a Claude model over the Anthropic API with the store's tools", async () => {
     standIn = await httpServer({ SERVER_NAME: "store" });
