@@ -1,6 +1,7 @@
 /**
- * Go agent fields nanobot accepts but does not act on, each named with the reason, so a Go
- * config's setting is never dropped silently (`config check` and every command print these).
+ * Go agent fields (and `env` flags) nanobot accepts but does not act on, each named with the
+ * reason, so a Go config's setting is never dropped silently (`config check` and every command
+ * print these).
  */
 import type { NanobotConfig } from "./schema.js";
 import type { AgentConfig } from "./schema-agents.js";
@@ -20,6 +21,11 @@ export function agentFieldNotes(config: NanobotConfig, file: string): string[] {
     out.push(
       `${file}: publish.entrypoint is not set and there are ${chat.length} chat agents (${chat.join(", ")}); the Go nanobot refuses this, nanobot publishes only "${published}" over MCP (set publish.entrypoint to choose)`,
     );
+  }
+  for (const [name, entry] of Object.entries(config.env)) {
+    if (typeof entry !== "string" && entry.useBearerToken === true) {
+      out.push(`${file}: env.${name}.useBearerToken: not supported (the Go nanobot fills it from the MCP caller's bearer token); set ${name} in the environment`);
+    }
   }
   for (const [name, agent] of Object.entries(config.agents.named)) {
     for (const note of NOTES) {

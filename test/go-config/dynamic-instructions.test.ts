@@ -110,4 +110,12 @@ describe("env: required variables", () => {
     fake.enqueue({ text: "ok" });
     expect((await p.run(["agent", "-m", "hi", "--config", "nanobot.yaml"], { STORE_TOKEN: "t" })).code).toBe(0);
   });
+
+  it("useBearerToken is named as unsupported instead of being dropped", async () => {
+    p = await project();
+    await p.write("nanobot.yaml", goConfig({ instructions: "hi" }, { env: { TOKEN: { optional: true, useBearerToken: true } } }));
+    const check = await p.run(["config", "check", "--config", "nanobot.yaml"]);
+    expect(check.code).toBe(0);
+    expect(check.err).toContain("env.TOKEN.useBearerToken: not supported");
+  });
 });
