@@ -9,6 +9,8 @@
  */
 import { ConfigError } from "../core/errors.js";
 import type { McpClientManager } from "./manager.js";
+import { formatGoLayout } from "./go-time-layout.js";
+import type { WallClock } from "./go-time-layout.js";
 import { promptText } from "./result-mapping.js";
 
 export interface PromptInstructions {
@@ -38,7 +40,63 @@ export interface ExpandContext {
   where: string;
 }
 
-/** RFC 3339 in `TZ` when it names a zone, else UTC (Go's `${nanobot:time}`). */
+/**
+ * Go's `${nanobot:time}`: RFC 3339 in `TZ` when it names a zone (else UTC), or `TIME_FORMAT`,
+ * a Go reference-time layout such as `Mon Jan 2 15:04 MST 2006`.
+ */
+export function nanobotTime(now: Date, tz: string | undefined, layout: string | undefined): string {
+  if (!layout) return rfc3339(now, tz);
+  return formatGoLayout(layout, wallClock(now, tz));
+}
+
+/** The wall clock of `now` in zone `tz` (UTC when unset or unknown). */
+function wallClock(now: Date, tz: string | undefined): WallClock {
+  const utc = (): WallClock => ({
+    year: now.getUTCFullYear(),
+    month: now.getUTCMonth() + 1,
+    day: now.getUTCDate(),
+    weekday: now.getUTCDay(),
+    hour: now.getUTCHours(),
+    minute: now.getUTCMinutes(),
+    second: now.getUTCSeconds(),
+    millisecond: now.getUTCMilliseconds(),
+    offsetMinutes: 0,
+    zoneName: "UTC",
+  });
+  if (!tz || tz === "UTC") return utc();
+  try {
+    const parts = new Intl.DateTimeFormat("en-US", {
+      timeZone: tz,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      timeZoneName: "short",
+    }).formatToParts(now);
+    const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? "0";
+    const local = Date.UTC(+get("year"), +get("month") - 1, +get("day"), +get("hour"), +get("minute"), +get("second"));
+    const offsetMinutes = Math.round((local - Math.floor(now.getTime() / 1000) * 1000) / 60_000);
+    return {
+      year: +get("year"),
+      month: +get("month"),
+      day: +get("day"),
+      weekday: new Date(local).getUTCDay(),
+      hour: +get("hour"),
+      minute: +get("minute"),
+      second: +get("second"),
+      millisecond: now.getUTCMilliseconds(),
+      offsetMinutes,
+      zoneName: get("timeZoneName"),
+    };
+  } catch {
+    return utc();
+  }
+}
+
+/** RFC 3339 in `TZ` when it names a zone, else UTC. */
 export function rfc3339(now: Date, tz: string | undefined): string {
   const utc = now.toISOString().replace(/\.\d{3}Z$/, "Z");
   if (!tz || tz === "UTC") return utc;
@@ -80,7 +138,7 @@ function lookupEnv(name: string, ctx: ExpandContext): string | undefined {
 
 function resolveExpression(raw: string, ctx: ExpandContext): string {
   const expr = raw.trim();
-  if (expr === "nanobot:time") return rfc3339(ctx.now?.() ?? new Date(), lookupEnv("TZ", ctx));
+  if (expr === "nanobot:time") return nanobotTime(ctx.now?.() ?? new Date(), lookupEnv("TZ", ctx), lookupEnv("TIME_FORMAT", ctx));
   if (ctx.vars && Object.hasOwn(ctx.vars, expr)) return ctx.vars[expr] ?? "";
   const server = SERVER_REF.exec(expr);
   if (server) {

@@ -18,6 +18,14 @@ describe("expandTemplate", () => {
     expect(expandTemplate("now ${nanobot:time}", ctx({ TZ: "Europe/Berlin" }))).toBe("now 2026-12-03T13:34:56+01:00");
   });
 
+  it("nanobot:time follows TIME_FORMAT, a Go reference-time layout", () => {
+    expect(expandTemplate("${nanobot:time}", ctx({ TIME_FORMAT: "Mon Jan _2 15:04:05 MST 2006" }))).toBe("Thu Dec  3 12:34:56 UTC 2026");
+    expect(expandTemplate("${nanobot:time}", ctx({ TIME_FORMAT: "Monday, January 2, 2006 3:04 PM -07:00", TZ: "America/New_York" }))).toBe(
+      "Thursday, December 3, 2026 7:34 AM -05:00",
+    );
+    expect(expandTemplate("${nanobot:time}", ctx({ TIME_FORMAT: "2006-01-02T15:04:05.000Z07:00" }))).toBe("2026-12-03T12:34:56.789Z");
+  });
+
   it("looks variables up as Go does, then env: defaults, then ${VAR:-default}", () => {
     expect(expandTemplate("${API_KEY}", ctx({ "api-key": "k1" }))).toBe("k1");
     expect(expandTemplate("${REGION}", ctx({}, { envDefaults: { REGION: "eu" } }))).toBe("eu");
