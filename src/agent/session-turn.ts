@@ -17,6 +17,7 @@ import type { Tool } from "../tools/tool.js";
 import { prepareGoTurn } from "./go-hooks.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 import { prepareTurnInput } from "./turn-input.js";
+import { expandUiPrompt, uiToolActionHook } from "./ui-action-turn.js";
 
 export interface SessionTurnInput {
   sessionKey: string;
@@ -91,6 +92,9 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   });
   const profile = go.profile;
   const callerHooks = input.hooks === undefined ? [] : Array.isArray(input.hooks) ? (input.hooks as readonly AgentHooks[]) : [input.hooks as AgentHooks];
+  // An MCP-UI tool action plays the model; after Go's request hooks, which may still answer first.
+  const uiAction = await uiToolActionHook(runtime, go.messages, go.tools);
+  const goHooks = uiAction ? [...go.hooks, uiAction] : go.hooks;
   const stream = runAgent(
     {
       model: profile.model,
@@ -111,7 +115,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       outputDir: runtime.sessionDir(sessionKey),
       workspace: runtime.workspace,
       sessionKey,
-      hooks: go.hooks.length > 0 ? [...go.hooks, ...callerHooks] : input.hooks,
+      hooks: goHooks.length > 0 ? [...goHooks, ...callerHooks] : input.hooks,
       drainInjections: input.drainInjections,
       estimator: sharedTokenEstimator(profile.modelRef),
       onCheckpoint: async (checkpoint) => {
@@ -147,7 +151,8 @@ export async function closeThrownTurn(store: SessionStore, turnId: string, err: 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
-  const prepared = await prepareTurnInput(runtime, profile, sessionKey, input.content);
+  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal);
+  const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
   if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
   const user = prepared.message;
   const turn = await store.beginTurn(sessionKey, user);

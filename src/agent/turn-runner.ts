@@ -24,6 +24,7 @@ import { StageTimer } from "./stage-timer.js";
 import type { StageTiming } from "./stage-timer.js";
 import { turnErrorKind } from "./turn-failure.js";
 import { prepareTurnInput } from "./turn-input.js";
+import { expandUiPrompt } from "./ui-action-turn.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
 /** History is read up to this multiple of its budgets, so consolidation can see that it is full. */
@@ -138,7 +139,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     return [systemMessage(built.system), ...replay];
   });
 
-  const input = await prepareTurnInput(runtime, profile, sessionKey, request.content);
+  // An MCP-UI prompt action becomes the prompt's text before it is stored (ui-action-turn.ts).
+  const content = await expandUiPrompt(runtime, profile.tools, request.content, job.signal);
+  const input = await prepareTurnInput(runtime, profile, sessionKey, content);
   if (input.warning) job.onEvent?.({ type: "warning", message: input.warning });
   const user = input.message;
   let turnId = "";

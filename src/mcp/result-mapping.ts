@@ -22,7 +22,9 @@ export function mapResourceContents(contents: ResourceContents): ToolResultConte
   const text = "text" in contents && typeof contents.text === "string" ? contents.text : undefined;
   const blob = "blob" in contents && typeof contents.blob === "string" ? contents.blob : undefined;
   if (isUiResource(contents.uri)) {
-    return { type: "ui", uri: contents.uri, mimeType: contents.mimeType ?? "text/html", content: text ?? blob ?? "" };
+    // MCP-UI sends HTML as text or as a base64 blob; the page is kept as text either way.
+    const content = text ?? (blob !== undefined ? Buffer.from(blob, "base64").toString("utf8") : "");
+    return { type: "ui", uri: contents.uri, mimeType: contents.mimeType ?? "text/html", content };
   }
   if (blob !== undefined && contents.mimeType?.startsWith("image/")) {
     return { type: "image", mimeType: contents.mimeType, data: blob };

@@ -1,21 +1,22 @@
 /**
- * MCP-UI actions (Go nanobot §5.4): a user message whose text is an action JSON either runs a
- * tool directly (no LLM call) or is replaced by an expanded prompt before the model sees it.
+ * MCP-UI actions (the Go nanobot's `handleUIAction`): a user message whose whole text is an
+ * action JSON, `{"type": "tool"|"prompt", "payload": …}` as an MCP-UI page posts it, is not
+ * chat. A tool action runs the named tool without asking the model; a prompt action is
+ * replaced by its text (`payload.prompt`), by the messages it carries (`renderedMessages`) or
+ * by the MCP prompt it names (`promptName` + `params`, through `prompts/get`). Other types
+ * (`intent`, `notify`, `link`) are left as text, as Go leaves them.
  */
-import type { ToolOutput } from "../tools/tool.js";
+import type { Tool } from "../tools/tool.js";
 import type { McpClientManager } from "./manager.js";
-import { parseToolRef } from "./names.js";
+import { fitToolName, parseToolRef } from "./names.js";
 import { promptText } from "./result-mapping.js";
 import type { McpToolEntry } from "./tool-adapters.js";
 
 export type UiAction =
   | { type: "tool"; toolName: string; params: Record<string, unknown> }
   | { type: "prompt"; prompt: string }
+  | { type: "prompt"; renderedText: string }
   | { type: "prompt"; promptName: string; params: Record<string, string> };
-
-export type UiActionResult =
-  | { type: "tool"; toolName: string; output: Exclude<ToolOutput, string> }
-  | { type: "prompt"; text: string };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -24,6 +25,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 function stringParams(params: unknown): Record<string, string> {
   if (!isRecord(params)) return {};
   return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
+}
+
+/** The text of MCP prompt messages an action carries (`renderedMessages`), or undefined. */
+function renderedText(messages: unknown): string | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) return undefined;
+  const texts = messages.flatMap((m) => {
+    const content = isRecord(m) && isRecord(m.content) ? m.content : undefined;
+    return content?.type === "text" && typeof content.text === "string" && content.text !== "" ? [content.text] : [];
+  });
+  return texts.length > 0 ? texts.join("\n\n") : undefined;
 }
 
 /** The action in a message text, or undefined when the text is ordinary chat. */
@@ -42,7 +53,10 @@ export function parseUiAction(text: string): UiAction | undefined {
     return { type: "tool", toolName: payload.toolName, params: isRecord(payload.params) ? payload.params : {} };
   }
   if (value.type === "prompt") {
-    if (typeof payload.prompt === "string") return { type: "prompt", prompt: payload.prompt };
+    // Go's order: the prompt text, then rendered messages, then a prompt to fetch.
+    if (typeof payload.prompt === "string" && payload.prompt !== "") return { type: "prompt", prompt: payload.prompt };
+    const rendered = renderedText(payload.renderedMessages);
+    if (rendered !== undefined) return { type: "prompt", renderedText: rendered };
     if (typeof payload.promptName === "string" && payload.promptName !== "") {
       return { type: "prompt", promptName: payload.promptName, params: stringParams(payload.params) };
     }
@@ -50,32 +64,51 @@ export function parseUiAction(text: string): UiAction | undefined {
   return undefined;
 }
 
-/**
- * Finds what a UI names: `server/name`, the name the model sees (`mcp_server_tool`), or the
- * bare MCP name on whichever server has it first.
- */
-function resolveEntry(manager: McpClientManager, name: string, kind: McpToolEntry["kind"]): McpToolEntry | undefined {
-  const entries = manager.toolEntries().filter((e) => e.kind === kind);
+/** Entries of one kind that a UI name may mean: `server/name`, the MCP name, or Go's shown name. */
+function entriesNamed(entries: readonly McpToolEntry[], name: string, kind: McpToolEntry["kind"]): McpToolEntry[] {
+  const ofKind = entries.filter((e) => e.kind === kind);
   if (name.includes("/")) {
     const ref = parseToolRef(name);
-    return entries.find((e) => e.server === ref.server && e.sourceName === ref.tool);
+    return ofKind.filter((e) => e.server === ref.server && (e.sourceName === ref.tool || e.exposedName === ref.tool));
   }
-  return entries.find((e) => e.tool.name === name) ?? entries.find((e) => e.sourceName === name);
+  return ofKind.filter((e) => e.sourceName === name || e.exposedName === name);
 }
 
-/** Runs a tool action or expands a prompt action (via `prompts/get`). */
-export async function runUiAction(manager: McpClientManager, action: UiAction, signal?: AbortSignal): Promise<UiActionResult> {
-  if (action.type === "tool") {
-    const entry = resolveEntry(manager, action.toolName, "tool");
-    if (!entry) {
-      return { type: "tool", toolName: action.toolName, output: { content: [{ type: "text", text: `Unknown tool '${action.toolName}'` }], isError: true } };
-    }
-    const output = await manager.callTool(entry.server, entry.sourceName, action.params, signal ? { signal } : {});
-    return { type: "tool", toolName: entry.tool.name, output };
+/**
+ * The name, among the turn's tools, of the tool a UI names. A page knows its server's MCP
+ * names; the turn may show them as `mcp_<server>_<tool>` (Python-style config) or, on a clash,
+ * as `<server>_<tool>` (Go-style). A tool the agent is not offered is not found: an action runs
+ * only what the model itself could call (permissions and tool selection hold).
+ */
+export function resolveActionTool(name: string, tools: readonly Pick<Tool, "name">[], entries: readonly McpToolEntry[]): string | undefined {
+  const offered = new Set(tools.map((t) => t.name));
+  if (offered.has(name)) return name;
+  for (const entry of entriesNamed(entries, name, "tool")) {
+    const candidates = [entry.tool.name, fitToolName(`${entry.server}_${entry.tool.name}`)];
+    const found = candidates.find((c) => offered.has(c));
+    if (found) return found;
   }
-  if ("prompt" in action) return { type: "prompt", text: action.prompt };
-  const entry = resolveEntry(manager, action.promptName, "prompt");
-  if (!entry) throw new Error(`Unknown prompt '${action.promptName}'`);
-  const result = await manager.getPrompt(entry.server, entry.sourceName, action.params, signal);
-  return { type: "prompt", text: promptText(result) };
+  return undefined;
+}
+
+/**
+ * The user message a prompt action stands for. A named prompt must be one of the agent's (its
+ * prompt tool is among `tools`), as Go looks it up among the agent's servers only.
+ */
+export async function expandPromptAction(
+  action: Extract<UiAction, { type: "prompt" }>,
+  manager: () => Promise<McpClientManager>,
+  tools: readonly Pick<Tool, "name">[],
+  signal?: AbortSignal,
+): Promise<string> {
+  if ("prompt" in action) return action.prompt;
+  if ("renderedText" in action) return action.renderedText;
+  const mcp = await manager();
+  const offered = new Set(tools.map((t) => t.name));
+  const entry = entriesNamed(mcp.toolEntries(), action.promptName, "prompt").find((e) => offered.has(e.tool.name));
+  if (!entry) throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" not found among this agent's MCP servers`);
+  const result = await mcp.getPrompt(entry.server, entry.sourceName, action.params, signal);
+  const text = promptText(result);
+  if (text.trim() === "") throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" has no text`);
+  return text;
 }

@@ -5,8 +5,7 @@ import { hookMappings, parseHookKey } from "../../src/mcp/hook-keys.js";
 import { hookRefs, mcpHooks, runHookChain } from "../../src/mcp/hooks.js";
 import type { HookCaller } from "../../src/mcp/hooks.js";
 import { McpClientManager } from "../../src/mcp/manager.js";
-import { parseUiAction, runUiAction } from "../../src/mcp/ui-actions.js";
-import { referenceSpec, testServerSpec, textOfOutput } from "./helpers.js";
+import { referenceSpec, testServerSpec } from "./helpers.js";
 
 let manager: McpClientManager;
 const call: HookCaller = (server, tool, args, options) => manager.callTool(server, tool, args, options);
@@ -71,45 +70,5 @@ describe("hooks as MCP tools", () => {
     await hooks.beforeIteration!(hookCtx, request);
     const replaced = await hooks.afterResponse!(hookCtx, response);
     expect(replaced && textOf(replaced.message)).toBe("answered by hook");
-  });
-});
-
-describe("MCP-UI actions", () => {
-  it("recognises tool and prompt actions and ignores ordinary text", () => {
-    expect(parseUiAction('{"type":"tool","payload":{"toolName":"echo","params":{"message":"x"}}}')).toEqual({
-      type: "tool",
-      toolName: "echo",
-      params: { message: "x" },
-    });
-    expect(parseUiAction('{"type":"prompt","payload":{"prompt":"Summarise"}}')).toEqual({ type: "prompt", prompt: "Summarise" });
-    expect(parseUiAction('{"type":"prompt","payload":{"promptName":"args-prompt","params":{"city":"Rome"}}}')).toEqual({
-      type: "prompt",
-      promptName: "args-prompt",
-      params: { city: "Rome" },
-    });
-    expect(parseUiAction("hello {there}")).toBeUndefined();
-    expect(parseUiAction('{"type":"tool","payload":{}}')).toBeUndefined();
-    expect(parseUiAction('{"type":"intent","payload":{"intent":"x"}}')).toBeUndefined();
-  });
-
-  it("runs a tool action without the model", async () => {
-    const action = parseUiAction('{"type":"tool","payload":{"toolName":"everything/echo","params":{"message":"from ui"}}}')!;
-    const result = await runUiAction(manager, action);
-    expect(result).toMatchObject({ type: "tool", toolName: "mcp_everything_echo" });
-    expect(result.type === "tool" && textOfOutput(result.output)).toBe("Echo: from ui");
-    const byBareName = await runUiAction(manager, { type: "tool", toolName: "get-sum", params: { a: 1, b: 1 } });
-    expect(byBareName.type === "tool" && textOfOutput(byBareName.output)).toContain("2");
-  });
-
-  it("expands a prompt action through prompts/get", async () => {
-    const result = await runUiAction(manager, { type: "prompt", promptName: "args-prompt", params: { city: "Rome" } });
-    expect(result.type).toBe("prompt");
-    expect(result.type === "prompt" && result.text).toContain("Rome");
-    expect(await runUiAction(manager, { type: "prompt", prompt: "as is" })).toEqual({ type: "prompt", text: "as is" });
-  });
-
-  it("reports an unknown tool as an error output", async () => {
-    const result = await runUiAction(manager, { type: "tool", toolName: "nope", params: {} });
-    expect(result.type === "tool" && result.output.isError).toBe(true);
   });
 });

@@ -9,7 +9,7 @@ import type { NanobotConfig } from "../../config/index.js";
 import { errorMessage } from "../../core/errors.js";
 import type { AgentEvent } from "../../core/events.js";
 import { textOf } from "../../core/message-helpers.js";
-import type { Message } from "../../core/messages.js";
+import type { Message, UIPart } from "../../core/messages.js";
 import type { CallToolResult, ServerNotification } from "@modelcontextprotocol/sdk/types.js";
 import { applyEvent, progressMessage, progressText } from "./chat-progress.js";
 import type { ProgressBoard } from "./chat-progress.js";
@@ -160,7 +160,10 @@ async function runChat(
       deps.log?.("debug", "MCP progress notification failed", { error: errorMessage(err) });
     });
   };
+  // MCP-UI pages the turn's tools returned go back with the answer, as Go's chat tool returns them.
+  const pages: UIPart[] = [];
   const onEvent = (event: AgentEvent): void => {
+    if (event.type === "tool_result") pages.push(...event.result.content.filter((p): p is UIPart => p.type === "ui"));
     applyEvent(entry, event);
     const message = progressMessage(event);
     if (message) notify(message);
@@ -184,7 +187,8 @@ async function runChat(
     if (step > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
     if (reply.error !== undefined) return { isError: true, content: [{ type: "text", text: reply.error }] };
     if (reply.stopReason === "aborted") return { isError: true, content: [{ type: "text", text: "The turn was stopped." }] };
-    return { content: [{ type: "text", text: reply.content.trim() ? reply.content : NO_CONTENT }] };
+    const resources = pages.map((p) => ({ type: "resource" as const, resource: { uri: p.uri, mimeType: p.mimeType, text: p.content } }));
+    return { content: [{ type: "text", text: reply.content.trim() ? reply.content : NO_CONTENT }, ...resources] };
   } catch (err) {
     entry.error = errorMessage(err);
     entry.stopReason = "error";
