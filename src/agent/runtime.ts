@@ -31,6 +31,11 @@ import { createSubagentTools } from "./subagent-tools.js";
 import { createSamplingHandler } from "./mcp-sampling.js";
 import { detectLocalModel } from "./local-provider.js";
 import { FALLBACK_MODELS } from "./default-models.js";
+import { activeSelection, defaultSelection, fallbackSelection, findPreset } from "../config/model-presets.js";
+import type { ModelSelection } from "../config/model-presets.js";
+import { withFallback } from "../providers/fallback.js";
+import { llmTimeoutMs } from "../providers/llm-timeout.js";
+import { withGeneration } from "../providers/registry.js";
 
 export { FALLBACK_MODELS } from "./default-models.js";
 
@@ -43,6 +48,8 @@ export interface AgentProfile {
   /** The agent's name; `undefined` for the plain `agents.defaults` assistant. */
   name?: string;
   modelRef: string;
+  /** The model preset in use (`default` = the direct agents.defaults fields); none for an agent's own model. */
+  modelPreset?: string;
   model: LanguageModel;
   /** System prompt text (dynamic instructions already expanded for this turn). */
   instructions: string;
@@ -93,11 +100,11 @@ export class Runtime {
   /** MCP servers added by `config` hooks (src/agent/go-hooks.ts). */
   private readonly hookServers = new Set<string>();
   private mcpPromise: Promise<McpClientManager> | undefined;
+  private mcpFailed: McpServerFailure[] = [];
   /** Faces that can ask the user (web UI, interactive CLI) register here while their turn runs. */
   readonly elicitation: ElicitationRouter;
   private localModelRef: string | undefined;
   private readonly options: RuntimeOptions;
-  private mcpFailed: McpServerFailure[] = [];
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -146,17 +153,12 @@ export class Runtime {
       });
       const failures = this.options.connectMcp === false ? [] : await manager.start();
       for (const f of failures) this.logger.warn(`MCP server ${f.server} failed to start: ${f.reason}`);
+      this.mcpFailed = failures;
       return manager;
     })();
     return this.mcpPromise;
   }
 
-      this.mcpFailed = failures;
-  /**
-   * With no provider configured at all, looks for a local OpenAI-compatible server (Ollama) and
-   * uses its first model. Returns the model reference it found, if any. Faces call it once at start.
-   */
-  async detectLocalProvider(): Promise<string | undefined> {
   /**
    * Connects the configured MCP servers now (faces that want to report failures at start) and
    * returns the ones that failed to start, with the cause. Nothing configured: nothing to do.
@@ -171,6 +173,11 @@ export class Runtime {
     return [...this.mcpFailed];
   }
 
+  /**
+   * With no provider configured at all, looks for a local OpenAI-compatible server (Ollama) and
+   * uses its first model. Returns the model reference it found, if any. Faces call it once at start.
+   */
+  async detectLocalProvider(): Promise<string | undefined> {
     const defaults = this.config.agents.defaults;
     if (defaults.model || defaults.modelPreset || this.registry.configuredProviders().length > 0) return undefined;
     const local = await detectLocalModel(this.env, this.options.fetch);
@@ -180,23 +187,43 @@ export class Runtime {
     return this.localModelRef;
   }
 
-  /** The model reference an agent uses: its own, else the defaults', else one per configured provider. */
-  modelRefFor(agent: AgentConfig | undefined): string {
-    const defaults = this.config.agents.defaults;
-    const ref = agent?.model ?? defaults.model ?? defaults.modelPreset;
-    if (ref) return agent?.provider && !ref.includes("/") ? `${agent.provider}/${ref}` : ref;
-    if (this.localModelRef) return this.localModelRef;
-    const configured = this.registry.configuredProviders();
-    for (const provider of configured) {
-      const model = FALLBACK_MODELS[provider];
-      if (model) return `${provider}/${model}`;
+  /**
+   * The model reference an agent uses: its own, else the session's `/model` preset, else
+   * `agents.defaults.modelPreset`, else the defaults' model, else one per configured provider.
+   */
+  modelRefFor(agent: AgentConfig | undefined, sessionPreset?: string): string {
+    return this.selectionFor(agent, sessionPreset).modelRef;
+  }
+
+  /**
+   * Which model and generation settings a turn uses (src/config/model-presets.ts). A named
+   * agent's own `model` wins unless the session picked a preset; it keeps the direct defaults'
+   * fields underneath its own, since a preset's settings belong to the preset's model.
+   */
+  selectionFor(agent: AgentConfig | undefined, sessionPreset?: string): ModelSelection {
+    if (!sessionPreset && agent?.model) {
+      const ref = agent.provider && !agent.model.includes("/") ? `${agent.provider}/${agent.model}` : agent.model;
+      return { ...(defaultSelection(this.config, ref) as ModelSelection), modelRef: ref };
     }
+    const selection = activeSelection(this.config, sessionPreset, this.config.agents.defaults.model ? undefined : this.unnamedModelRef());
+    if (selection) return selection;
+    const configured = this.registry.configuredProviders();
     throw new ConfigError(
       configured.length > 0
         ? `no model configured: set agents.defaults.model (e.g. "${configured[0]}/<model>")`
         : NO_PROVIDER_HELP,
       { path: "agents.defaults.model", expected: "provider/model" },
     );
+  }
+
+  /** With no model named anywhere: the detected local model, or a known model of a configured provider. */
+  private unnamedModelRef(): string | undefined {
+    if (this.localModelRef) return this.localModelRef;
+    for (const provider of this.registry.configuredProviders()) {
+      const model = FALLBACK_MODELS[provider];
+      if (model) return `${provider}/${model}`;
+    }
+    return undefined;
   }
 
   /**
@@ -212,8 +239,9 @@ export class Runtime {
 
   /**
    * Resolves the named agent (or the default one) into a profile ready for a turn.
-   * `overrides.modelRef` (a `provider/model` or a preset name) replaces the configured model,
-   * e.g. the session's `/model` choice.
+   * `overrides.modelRef` replaces the configured model: a preset name (the session's `/model`
+   * choice; `default` = the direct fields) brings the preset's window, max tokens, temperature
+   * and reasoning effort; a `provider/model` keeps the agent's settings.
    */
   async resolveAgent(name?: string, overrides: { modelRef?: string; agent?: AgentConfig } = {}): Promise<AgentProfile> {
     const named = this.config.agents.named;
@@ -225,13 +253,33 @@ export class Runtime {
     // `overrides.agent`: the agent as a Go `config` hook returned it (src/agent/go-hooks.ts).
     const agent = overrides.agent ?? (agentName ? named[agentName] : undefined);
     const defaults = this.config.agents.defaults;
-    const modelRef = overrides.modelRef ?? this.modelRefFor(agent);
-    const fallbacks = defaults.fallbackModels;
-    const retry = { mode: defaults.providerRetryMode };
+    const override = overrides.modelRef;
+    const sessionPreset = override !== undefined && findPreset(this.config, override) ? override : undefined;
+    const selected = this.selectionFor(agent, sessionPreset);
+    // A preset's settings apply as a whole; otherwise the agent's own fields go over the defaults'.
+    const own = sessionPreset !== undefined ? undefined : agent;
+    const selection: ModelSelection = {
+      ...selected,
+      modelRef: override !== undefined && sessionPreset === undefined ? override : selected.modelRef,
+      maxTokens: own?.maxTokens ?? selected.maxTokens,
+      contextWindow: own?.contextWindow ?? selected.contextWindow,
+      temperature: own?.temperature ?? selected.temperature,
+    };
+    const modelRef = selection.modelRef;
+    const retry = { mode: defaults.providerRetryMode, wallTimeoutMs: llmTimeoutMs(defaults.llmTimeoutS, this.env) };
+    const resolveOptions = { retry, contextWindow: selection.contextWindow };
+    const primary = this.registry.resolveModel(modelRef, resolveOptions);
+    // Fallbacks by preset name bring their own settings (Python's rule; see fallbackSelection).
     const model =
-      fallbacks.length > 0
-        ? this.registry.resolveModelChain([modelRef, ...fallbacks], { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens })
-        : this.registry.resolveModel(modelRef, { retry, contextWindow: agent?.contextWindow ?? defaults.contextWindowTokens });
+      defaults.fallbackModels.length > 0
+        ? withFallback([
+            primary,
+            ...defaults.fallbackModels.map((entry) => {
+              const fb = fallbackSelection(this.config, entry, selection);
+              return withGeneration(this.registry.resolveModel(fb.modelRef, { retry, contextWindow: fb.contextWindow }), fb);
+            }),
+          ])
+        : primary;
     const { tools, unresolved } = await this.toolsFor(agent);
     // Go dynamic instructions (`${…}`, an MCP prompt) are resolved for each turn's profile.
     const instructions =
@@ -246,14 +294,15 @@ export class Runtime {
       instructions,
       // `agents: [other]` adds a chat-with-<other> tool per sub-agent.
       tools: agent?.agents?.length ? [...tools, ...createSubagentTools(this, agent)] : tools,
-      maxTokens: agent?.maxTokens ?? defaults.maxTokens,
-      contextWindow: agent?.contextWindow ?? model.contextWindow ?? defaults.contextWindowTokens,
-      temperature: agent?.temperature ?? defaults.temperature,
+      modelPreset: sessionPreset !== undefined || !agent?.model ? selection.preset : undefined,
+      maxTokens: selection.maxTokens,
+      contextWindow: selection.contextWindow,
+      temperature: selection.temperature,
       maxToolIterations: agent?.maxToolIterations ?? defaults.maxToolIterations,
       // A named agent is the Go dialect: results are cut at 50 KiB only (tool-execution/truncate),
       // never offloaded again at the Python `maxToolResultChars`.
       maxToolResultChars: agent ? MAX_TOOL_OUTPUT_BYTES : defaults.maxToolResultChars,
-      reasoningEffort: agent?.reasoningEffort ?? agent?.reasoning?.effort ?? defaults.reasoningEffort,
+      reasoningEffort: own?.reasoningEffort ?? own?.reasoning?.effort ?? selection.reasoningEffort,
       ...(agent?.reasoning?.summary ? { reasoningSummary: agent.reasoning.summary } : {}),
       ...(agent?.topP !== undefined ? { topP: agent.topP } : {}),
       ...(agent?.truncation ? { truncation: agent.truncation } : {}),

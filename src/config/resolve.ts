@@ -4,6 +4,7 @@
  * what both nanobot dialects spread over two places (MCP servers, named agents).
  */
 import { ConfigError } from "../core/errors.js";
+import { checkModelPresets } from "./model-presets.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
 import { hookWarnings } from "./hook-warnings.js";
@@ -90,6 +91,7 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
     mcpServers,
   };
   checkRequiredEnv(config, opts);
+  checkModelPresets(config, opts.file);
   warnings.push(...semanticWarnings(config, opts.file));
   return { config, warnings, envProviders };
 }

@@ -17,6 +17,8 @@ import {
 } from "./schema-primitives.js";
 
 export const REASONING_EFFORTS = ["minimal", "low", "medium", "high"] as const;
+/** The Python nanobot's efforts (a superset): mapped to the wire values in src/config/model-presets.ts. */
+export const PYTHON_REASONING_EFFORTS = [...REASONING_EFFORTS, "xhigh", "max", "adaptive", "none"] as const;
 export const RETRY_MODES = ["standard", "persistent"] as const;
 /** Go `agents/*.md` front-matter `mode`: every value but `subagent` publishes the agent. */
 export const AGENT_MODES = ["", "chat", "primary", "all", "subagent"] as const;
@@ -37,9 +39,16 @@ export const agentDefaultsSchema = z
     consolidationRatio: ratio().default(0.5),
     maxConcurrentSubagents: positiveInt().default(1),
     maxSubagentDepth: positiveInt().default(3).describe("How deep chat-with-<agent> calls may nest (A → B → C → D is depth 3); deeper calls and cycles are refused"),
-    fallbackModels: stringArray().default([]),
-    reasoningEffort: oneOf(REASONING_EFFORTS).optional(),
-    modelPreset: str().optional(),
+    fallbackModels: z
+      .array(
+        z.union([str(), z.strictObject({ model: str(), provider: str(), maxTokens: positiveInt().optional(), contextWindowTokens: positiveInt().optional(), temperature: nonNegativeNumber().optional(), reasoningEffort: str().optional() })], {
+          error: "expected a preset name, a provider/model, or {provider, model, …}",
+        }),
+      )
+      .default([])
+      .describe("Tried in order when the model fails: preset names, provider/model references, or inline {provider, model, maxTokens?, contextWindowTokens?, temperature?, reasoningEffort?}"),
+    reasoningEffort: oneOf(PYTHON_REASONING_EFFORTS).optional().describe("none turns reasoning off; xhigh/max are sent as high; adaptive leaves it to the provider"),
+    modelPreset: str().optional().describe("The modelPresets entry sessions follow; wins over model/maxTokens/… (default = those fields)"),
     // Python nanobot keys we accept so its configs load without warnings.
     memoryWindow: positiveInt().optional(),
     maxMessages: positiveInt().optional(),

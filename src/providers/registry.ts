@@ -14,6 +14,7 @@ import { withRetry } from "./retry.js";
 import type { RetryOptions } from "./retry.js";
 import { mergeProviderSettings } from "./settings.js";
 import type { GoProviderSettings, ModelPreset, ProviderSettings } from "./settings.js";
+import { streamIdleTimeoutMs } from "./llm-timeout.js";
 import { realSleep } from "./timing.js";
 import type { SleepFunction } from "./timing.js";
 import type { FetchFunction, LogFunction, ModelTarget } from "./types.js";
@@ -74,6 +75,28 @@ function withDefaults(model: LanguageModel, preset: ModelPreset | undefined): La
 }
 
 /**
+ * Replaces the generation fields of every request with `settings` (fields it leaves undefined
+ * are cleared too, except maxTokens): a fallback preset sends its own max tokens, temperature
+ * and reasoning effort, not the primary's.
+ */
+export function withGeneration(
+  model: LanguageModel,
+  settings: { maxTokens?: number; temperature?: number; reasoningEffort?: LLMRequest["reasoningEffort"]; contextWindow?: number },
+): LanguageModel {
+  const stream = (request: LLMRequest, signal?: AbortSignal) =>
+    model.stream(
+      {
+        ...request,
+        maxTokens: settings.maxTokens ?? request.maxTokens,
+        temperature: settings.temperature,
+        reasoningEffort: settings.reasoningEffort,
+      },
+      signal,
+    );
+  return { provider: model.provider, model: model.model, contextWindow: settings.contextWindow ?? model.contextWindow, stream };
+}
+
+/**
  * Test/ops seams read from the registry's env: `NANOBOT_RETRY_SCALE` multiplies every retry
  * wait (0 = retry at once; the reliability suite uses it so a 4-attempt schedule does not take
  * 7 s), `NANOBOT_STREAM_IDLE_MS` replaces the 90 s stalled-stream limit. Explicit options win.
@@ -86,6 +109,11 @@ export function timingFromEnv(env: Record<string, string | undefined>): { retryS
   }
   const idle = Number(env.NANOBOT_STREAM_IDLE_MS);
   if (env.NANOBOT_STREAM_IDLE_MS !== undefined && Number.isFinite(idle) && idle > 0) out.idleTimeoutMs = idle;
+  // The Python nanobot's spelling, in seconds; the ms seam above wins when both are set.
+  else {
+    const pythonIdle = streamIdleTimeoutMs(env);
+    if (pythonIdle !== undefined) out.idleTimeoutMs = pythonIdle;
+  }
   return out;
 }
 

@@ -17,7 +17,10 @@ export type RetryMode = "standard" | "persistent";
 export interface RetryOptions {
   /** `standard`: waits 1, 2, 4 s (4 attempts). `persistent`: doubling up to 60 s until 10 identical errors. */
   mode?: RetryMode;
-  /** Limit for one attempt, headers to last byte (default 300 s). */
+  /**
+   * Limit for one attempt, headers to last byte (default 300 s; 0 = none). The Python nanobot's
+   * `llmTimeoutS` / `NANOBOT_LLM_TIMEOUT_S` (see llm-timeout.ts). A timed-out attempt is retried.
+   */
   wallTimeoutMs?: number;
   /** Upper bound for any single wait, including server-requested ones (default 60 s). */
   maxDelayMs?: number;
@@ -29,6 +32,11 @@ export const STANDARD_DELAYS_MS: readonly number[] = [1_000, 2_000, 4_000];
 export const PERSISTENT_MAX_DELAY_MS = 60_000;
 export const PERSISTENT_IDENTICAL_LIMIT = 10;
 export const DEFAULT_WALL_TIMEOUT_MS = 300_000;
+
+/** `1.5s`, `300s`: the configured limit as the user wrote it (seconds, no rounding to 0). */
+function formatSeconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(3))}s`;
+}
 
 function errorKey(err: ProviderError): string {
   return `${err.kind}|${err.status ?? ""}|${err.message}`;
@@ -58,10 +66,13 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
     if (signal?.aborted) onAbort();
     signal?.addEventListener("abort", onAbort, { once: true });
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, wallMs);
+    const timer =
+      wallMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort();
+          }, wallMs)
+        : undefined;
     try {
       const inner = model.stream(request, controller.signal);
       // Only the first attempt's `start` reaches the caller.
@@ -77,7 +88,7 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
       return await inner.result();
     } catch (err) {
       if (timedOut && !signal?.aborted) {
-        throw new ProviderError(`${model.provider}/${model.model}: no complete answer within ${Math.round(wallMs / 1000)}s`, {
+        throw new ProviderError(`${model.provider}/${model.model}: no complete answer within ${formatSeconds(wallMs)} (the LLM timeout: llmTimeoutS / NANOBOT_LLM_TIMEOUT_S)`, {
           kind: "timeout",
           provider: model.provider,
           model: model.model,

@@ -72,12 +72,14 @@ describe("slash commands through the loop", () => {
 
   it("/model switches the session to a preset used by the next turn", async () => {
     h = await createHarness({ start: false, config: { modelPresets: { fast: { model: "custom/fast-model" } } } });
-    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model nope" })).content).toBe('Unknown preset "nope". Available: fast');
-    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model fast" })).content).toBe("This session now uses preset fast.");
+    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model nope" })).content).toBe('Could not switch model preset: "nope" not found.\nAvailable presets: default, fast');
+    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model FAST" })).content).toBe(
+      "Switched model preset to fast (this session).\nModel: custom/fast-model\nContext window: 200000\nMax output tokens: 8192\nTemperature: 0.1",
+    );
     h.fake.enqueue({ text: "quick" });
     await h.loop.process({ sessionKey: "cli:x", content: "hi" });
     expect(h.fake.requests[0]?.body.model).toBe("fast-model");
-    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model" })).content).toBe("Model: fast (preset fast)\nPresets: fast");
+    expect((await h.loop.process({ sessionKey: "cli:x", content: "/model" })).content).toBe("Model: custom/fast-model\nPreset: fast (this session)\nPresets: default, fast");
   });
 
   it("/history shows the last n messages", async () => {

@@ -3,6 +3,7 @@
  * which runs the memory keeper on purpose.
  */
 import { textOf } from "../../core/message-helpers.js";
+import { findPreset, presetNames } from "../../config/model-presets.js";
 import { MAX_GOAL_ROUNDS, newGoal, readGoal, setGoal } from "../goals.js";
 import { CommandRegistry } from "./registry.js";
 import type { CommandInvocation, SlashCommand } from "./registry.js";
@@ -63,26 +64,39 @@ const restart: SlashCommand = {
 const model: SlashCommand = {
   name: "model",
   usage: "/model [preset]",
-  description: "Show the model, or switch this session to a model preset (`/model default` resets)",
+  description: "Show the model, or switch this session to a model preset (`default` = agents.defaults; `reset` follows the config again)",
   async run({ host, sessionKey, args, request }) {
-    const presets = Object.keys(host.runtime.config.modelPresets);
+    const config = host.runtime.config;
+    const available = presetNames(config).join(", ");
     const store = host.runtime.store();
     const session = await store.getSession(sessionKey);
     const current = typeof session?.metadata.modelPreset === "string" ? session.metadata.modelPreset : undefined;
-    const available = presets.length > 0 ? presets.join(", ") : "(none configured in modelPresets)";
     if (!args) {
-      const ref = current ?? host.runtime.modelRefFor(request.agent ? host.runtime.config.agents.named[request.agent] : undefined);
-      return `Model: ${ref}${current ? ` (preset ${current})` : ""}\nPresets: ${available}`;
+      const agent = request.agent ? config.agents.named[request.agent] : undefined;
+      const selection = host.runtime.selectionFor(agent, current);
+      const preset = current ?? (agent?.model ? undefined : selection.preset);
+      return [`Model: ${selection.modelRef}`, ...(preset ? [`Preset: ${preset}${current ? " (this session)" : ""}`] : []), `Presets: ${available}`].join("\n");
     }
-    if (args === "default" || args === "reset") {
+    if (args === "reset") {
       await store.ensureSession(sessionKey);
       await store.updateMetadata(sessionKey, { modelPreset: undefined });
-      return "This session uses the configured model again.";
+      return "This session follows the configured model again.";
     }
-    if (!presets.includes(args)) return `Unknown preset "${args}". Available: ${available}`;
+    const name = findPreset(config, args);
+    if (!name) return `Could not switch model preset: "${args}" not found.\nAvailable presets: ${available}`;
+    // Resolve before saving, so a preset whose provider is missing is reported, not persisted.
+    const selection = host.runtime.selectionFor(undefined, name);
+    host.runtime.registry.resolveTarget(selection.modelRef);
     await store.ensureSession(sessionKey);
-    await store.updateMetadata(sessionKey, { modelPreset: args });
-    return `This session now uses preset ${args}.`;
+    await store.updateMetadata(sessionKey, { modelPreset: name });
+    return [
+      `Switched model preset to ${name} (this session).`,
+      `Model: ${selection.modelRef}`,
+      `Context window: ${selection.contextWindow}`,
+      `Max output tokens: ${selection.maxTokens}`,
+      `Temperature: ${selection.temperature}`,
+      ...(selection.reasoningEffort ? [`Reasoning effort: ${selection.reasoningEffort}`] : []),
+    ].join("\n");
   },
 };
 
