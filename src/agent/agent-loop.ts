@@ -20,7 +20,7 @@ import type { CommandRegistry } from "./commands/registry.js";
 import { parseCommand } from "./commands/registry.js";
 import { ContextBuilder } from "./context-builder.js";
 import { nextGoalRound } from "./goals.js";
-import { compactIdleSessions } from "./idle-compaction.js";
+import { compactIdleSessions, IDLE_COMPACT_AFTER_MS } from "./idle-compaction.js";
 import { inboundContent } from "./inbound-content.js";
 import { LoopHost } from "./loop-host.js";
 import { OutboundRelay } from "./outbound-relay.js";
@@ -151,10 +151,13 @@ export class AgentLoop implements TurnProcessor {
       }
     })();
     this.consumer = { abort, done };
-    this.idleTimer = setInterval(() => {
-      this.compactIdleSessions().catch((error: unknown) => this.report({ type: "compaction_failed", error }));
-    }, IDLE_CHECK_MS);
-    this.idleTimer.unref();
+    const { idleMs, checkMs } = this.idleSettings();
+    if (idleMs > 0) {
+      this.idleTimer = setInterval(() => {
+        this.compactIdleSessions().catch((error: unknown) => this.report({ type: "compaction_failed", error }));
+      }, checkMs);
+      this.idleTimer.unref();
+    }
   }
 
   /** Stops consuming, cancels running turns, sub-agents and queued work, and waits for the lanes. */
@@ -177,7 +180,20 @@ export class AgentLoop implements TurnProcessor {
 
   /** Summarises idle sessions down to their last messages (runs every minute once started). */
   compactIdleSessions(now = Date.now()): Promise<string[]> {
-    return compactIdleSessions({ runtime: this.runtime, log: this.context.history, now, isBusy: (key) => this.lanes.get(key) !== undefined });
+    const { idleMs } = this.idleSettings();
+    if (idleMs <= 0) return Promise.resolve([]);
+    return compactIdleSessions({ runtime: this.runtime, log: this.context.history, now, idleMs, isBusy: (key) => this.lanes.get(key) !== undefined });
+  }
+
+  /** `sessionTtlMinutes` (or `idleCompactAfterMinutes`; 0 = never) and `idleCompactCheckIntervalSeconds`. */
+  private idleSettings(): { idleMs: number; checkMs: number } {
+    const d = this.runtime.config.agents.defaults;
+    const minutes = d.sessionTtlMinutes ?? d.idleCompactAfterMinutes;
+    const seconds = d.idleCompactCheckIntervalSeconds;
+    return {
+      idleMs: minutes === undefined ? IDLE_COMPACT_AFTER_MS : minutes * 60_000,
+      checkMs: seconds === undefined ? IDLE_CHECK_MS : Math.max(1, seconds) * 1000,
+    };
   }
 
   /** Offers the `cron` tool bound to each turn's session (the service runs jobs through this loop). */
@@ -443,7 +459,11 @@ export class AgentLoop implements TurnProcessor {
 
   private relayFor(route: ReplyRoute): OutboundRelay {
     if (!this.bus) throw new Error("no bus to reply on");
-    return new OutboundRelay(this.bus, route, (error, message) => this.report({ type: "delivery_failed", error, message }));
+    const defaults = this.runtime.config.agents.defaults;
+    return new OutboundRelay(this.bus, route, (error, message) => this.report({ type: "delivery_failed", error, message }), {
+      ...(defaults.toolHintMaxLength !== undefined ? { toolHintMaxLength: defaults.toolHintMaxLength } : {}),
+      persistentRetry: defaults.providerRetryMode === "persistent",
+    });
   }
 
   private report(error: AgentLoopError): void {

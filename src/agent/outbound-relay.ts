@@ -6,6 +6,7 @@
  */
 import type { MessageBus, OutboundMessage } from "../bus/types.js";
 import type { AgentEvent } from "../core/events.js";
+import { retryNotice, toolHint } from "./tool-hints.js";
 import type { TurnReply } from "./turn-processor.js";
 
 export interface ReplyRoute {
@@ -19,8 +20,12 @@ export interface ReplyRoute {
   inboundId?: string;
 }
 
-/** Arguments of a tool call shown in a progress line are cut to this length. */
-const PROGRESS_ARG_CHARS = 80;
+export interface RelayOptions {
+  /** `agents.defaults.toolHintMaxLength`: how much of a tool's argument a hint shows. */
+  toolHintMaxLength?: number;
+  /** `providerRetryMode: "persistent"` words the retry notice as a persistent retry. */
+  persistentRetry?: boolean;
+}
 
 export class OutboundRelay {
   private chain: Promise<void> = Promise.resolve();
@@ -33,6 +38,7 @@ export class OutboundRelay {
     private readonly bus: MessageBus,
     readonly route: ReplyRoute,
     private readonly onFailure: (error: unknown, message: OutboundMessage) => void,
+    private readonly options: RelayOptions = {},
   ) {}
 
   begin(turnId: string): void {
@@ -46,9 +52,11 @@ export class OutboundRelay {
       this.streamed = true;
       this.publish({ ...base, kind: "delta", streamId: this.streamId, delta: event.delta });
     } else if (event.type === "tool_call") {
-      const args = JSON.stringify(event.toolCall.arguments);
-      const brief = args.length > PROGRESS_ARG_CHARS ? `${args.slice(0, PROGRESS_ARG_CHARS)}…` : args;
-      this.publish({ ...base, kind: "progress", text: `${event.toolCall.name}(${brief})`, toolName: event.toolCall.name });
+      const text = toolHint(event.toolCall.name, event.toolCall.arguments, this.options.toolHintMaxLength);
+      this.publish({ ...base, kind: "progress", text, toolName: event.toolCall.name });
+    } else if (event.type === "retry_wait") {
+      // The chat would otherwise go quiet while the model call waits; the terminal shows the same.
+      this.publish({ ...base, kind: "progress", text: retryNotice(event.delayMs, event.attempt, this.options.persistentRetry === true) });
     }
   };
 

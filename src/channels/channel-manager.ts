@@ -66,7 +66,10 @@ export class ChannelManager {
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     this.pairing = options.pairing ?? new PairingStore({ path: pairingStorePath(options.home) });
-    this.delivery = options.delivery ?? new DeliveryQueue({ logger: this.logger });
+    const maxRetries = options.channels.sendMaxRetries;
+    this.delivery =
+      options.delivery ??
+      new DeliveryQueue({ logger: this.logger, ...(typeof maxRetries === "number" ? { retryDelaysMs: retryDelaysFor(maxRetries) } : {}) });
   }
 
   /** Starts every enabled channel concurrently; one result per enabled channel. */
@@ -123,10 +126,18 @@ export class ChannelManager {
         logger,
         clock: this.options.clock ?? systemClock,
       };
-      channel = factory({ name, raw, shared, deps, httpServer: this.options.httpServer });
+      // The Python nanobot's `channels.sendProgress` is the default for every channel's own switch.
+      const sendProgress = this.options.channels.sendProgress;
+      const settings = typeof sendProgress === "boolean" && raw.sendProgress === undefined ? { ...raw, sendProgress } : raw;
+      channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer });
       await channel.start(signal);
       const started = channel;
-      const unsubscribe = this.options.bus.subscribeOutbound((message) => started.send(message), { channel: name });
+      // `sendToolHints: false` (per channel, else under `channels`) keeps tool-call hints out of the chat.
+      const hints = typeof raw.sendToolHints === "boolean" ? raw.sendToolHints : this.options.channels.sendToolHints !== false;
+      const unsubscribe = this.options.bus.subscribeOutbound(
+        (message) => (!hints && message.kind === "progress" && message.toolName !== undefined ? undefined : started.send(message)),
+        { channel: name },
+      );
       this.running.set(name, { channel: started, unsubscribe });
       this.logger.info("channel started", { channel: name });
       return { name, ok: true };
@@ -141,4 +152,13 @@ export class ChannelManager {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `channels.sendMaxRetries` (the Python nanobot's key): delivery attempts, the first included,
+ * so 3 means two retries. The waits double from 1 s.
+ */
+export function retryDelaysFor(maxAttempts: number): number[] {
+  const attempts = Math.min(Math.max(Math.trunc(maxAttempts), 1), 10);
+  return Array.from({ length: attempts - 1 }, (_, i) => 1000 * 2 ** i);
 }

@@ -5,6 +5,7 @@
  */
 import { ConfigError } from "../core/errors.js";
 import { checkModelPresets } from "./model-presets.js";
+import { unknownChannelTypes } from "../channels/channel-types.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
 import { hookWarnings } from "./hook-warnings.js";
@@ -12,6 +13,7 @@ import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
 import type { DeclaredEnv, Env } from "./interpolate.js";
 import { normalizeConfig } from "./normalize.js";
+import { takeUnsupportedKeys } from "./python-keys.js";
 import type { PlainObject } from "./normalize.js";
 import { defaultWorkspace, resolvePath } from "./paths.js";
 import { configSchema } from "./schema.js";
@@ -51,7 +53,11 @@ export function prepareDocument(raw: PlainObject, file: string, env: Env): { doc
 
 /** Resolves an already-prepared document (see `prepareDocument`). Throws ConfigError. */
 export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolved {
-  const { value: parsed, warnings } = validateWith(configSchema, doc, opts.file);
+  // Python keys nanobot does not act on: one "not supported" line each, then out of the way.
+  const working = structuredClone(doc);
+  const unsupported = takeUnsupportedKeys(working, opts.file);
+  const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
+  warnings.unshift(...unsupported);
   const { defaults, ...fileAgents } = parsed.agents;
   const { mcpServers: toolServers, ...tools } = parsed.tools;
 
@@ -145,5 +151,7 @@ function semanticWarnings(config: NanobotConfig, file: string): string[] {
   }
   out.push(...agentFieldNotes(config, file));
   out.push(...hookWarnings(config, file));
+  // `config check` turns these into an error; elsewhere a Python config with discord still runs.
+  out.push(...unknownChannelTypes(config.channels).map((p) => `${file}: ${p.message}`));
   return out;
 }

@@ -52,7 +52,9 @@ export const agentDefaultsSchema = z
     // Python nanobot keys we accept so its configs load without warnings.
     memoryWindow: positiveInt().optional(),
     maxMessages: positiveInt().optional(),
-    sessionTtlMinutes: nonNegativeInt().optional(),
+    sessionTtlMinutes: nonNegativeInt().optional().describe("Minutes idle before a session is compacted (0 = never; default 15)"),
+    idleCompactAfterMinutes: nonNegativeInt().optional().describe("The Python nanobot's newer name for sessionTtlMinutes"),
+    idleCompactCheckIntervalSeconds: nonNegativeInt().optional().describe("Seconds between looks for idle sessions (default 60)"),
     contextBlockLimit: positiveInt().optional(),
     toolHintMaxLength: positiveInt().optional(),
     llmTimeoutS: nonNegativeNumber().optional(),

@@ -59,6 +59,7 @@ export const execToolSchema = z.strictObject({
   allowPatterns: stringArray().default([]),
   denyPatterns: stringArray().default([]),
   pathAppend: str().optional(),
+  pathPrepend: str().optional().describe("Put before PATH for commands (the Python nanobot's key)"),
   // "" is the Python template's unset value; true/false are read as "bwrap"/"none".
   sandbox: z
     .union([z.enum(["auto", "bwrap", "none", ""]), z.boolean()], { error: 'expected "auto", "bwrap" or "none"' })

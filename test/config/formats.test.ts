@@ -44,13 +44,16 @@ describe("a Python nanobot config.json loads unmodified", () => {
       enabledTools: ["search", "fetch_page"],
     });
     expect(config.gateway).toMatchObject({ host: "0.0.0.0", port: 18790, heartbeat: { enabled: true, intervalS: 1800 } });
-    expect(config.api).toEqual({ host: "127.0.0.1", port: 8900, timeout: 120 });
+    // api.host/port are "not supported by nanobot (TS)" (the API is on the gateway's port): dropped with a line.
+    expect(config.api).toEqual({ timeout: 120 });
     expect(config.modelPresets.deep_think).toEqual({
       model: "anthropic/claude-opus-4-5",
       contextWindowTokens: 200000,
       reasoningEffort: "high",
     });
     expect(loaded.warnings).toEqual([
+      expect.stringContaining("api.host: not supported by nanobot (TS)"),
+      expect.stringContaining("api.port: not supported by nanobot (TS)"),
       expect.stringContaining("gateway.host is 0.0.0.0 (not loopback) but gateway.apiKey is not set"),
     ]);
     expect(defaultModel(config)).toBe("openrouter/anthropic/claude-sonnet-4.5");

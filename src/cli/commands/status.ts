@@ -3,6 +3,7 @@
  * MCP command-line args, URL userinfo and query tokens — through config/mask.ts).
  */
 import type { Command } from "commander";
+import { isKnownChannelType } from "../../channels/channel-types.js";
 import { defaultAgentName, defaultModel } from "../../config/config-helpers.js";
 import type { LoadedConfig } from "../../config/load.js";
 import { maskCommandLine, maskValue } from "../../config/mask.js";
@@ -23,6 +24,8 @@ export interface StatusReport {
   mcpServers: Array<{ name: string; transport: string; target: string }>;
   agents: string[];
   channels: string[];
+  /** Enabled entries of a channel type nanobot does not have: never started, so not in `channels`. */
+  unsupportedChannels: string[];
   /** Where `exec` runs: "bwrap (…)", or "none — why", or "disabled". */
   sandbox: string;
 }
@@ -53,9 +56,9 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
     transport: s.type ?? "unknown",
     target: s.type === "stdio" ? maskCommandLine(s.command ?? "", s.args ?? []) : scrubSecretText(s.url ?? ""),
   }));
-  const channels = Object.entries(config.channels)
-    .filter(([, c]) => typeof c === "object" && c.enabled)
-    .map(([name]) => name);
+  const enabled = Object.entries(config.channels).filter(([, c]) => typeof c === "object" && c.enabled);
+  const channels = enabled.filter(([name, c]) => isKnownChannelType(name, c)).map(([name]) => name);
+  const unsupportedChannels = enabled.filter(([name, c]) => !isKnownChannelType(name, c)).map(([name]) => name);
   return {
     version,
     config: loaded.path ?? null,
@@ -68,6 +71,7 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
     mcpServers,
     agents: Object.keys(config.agents.named),
     channels,
+    unsupportedChannels,
     sandbox: config.tools.exec.enable
       ? describeSandbox(resolveSandbox({ setting: config.tools.exec.sandbox, restrictToWorkspace: config.tools.restrictToWorkspace }), config.tools.exec.network)
       : "exec disabled",
@@ -115,7 +119,7 @@ function renderStatus(r: StatusReport, ctx: CliContext): string {
     line("providers", providers) +
     line("mcp servers", servers) +
     line("agents", agents) +
-    line("channels", r.channels.length ? r.channels.join(", ") : none("none enabled")) +
+    line("channels", (r.channels.length ? r.channels.join(", ") : none("none enabled")) + (r.unsupportedChannels.length ? c.yellow(` (not started, not a nanobot channel: ${r.unsupportedChannels.join(", ")})`) : "")) +
     line("sandbox", r.sandbox.startsWith("none") ? c.yellow(r.sandbox) : r.sandbox)
   );
 }

@@ -18,6 +18,8 @@ export interface ExecEnvOptions {
   allowedEnvKeys?: readonly string[];
   /** Appended to PATH (`tools.exec.pathAppend`, the Python nanobot's key). */
   pathAppend?: string;
+  /** Put before PATH (`tools.exec.pathPrepend`): its commands win over the system's. */
+  pathPrepend?: string;
 }
 
 export function execEnv(source: NodeJS.ProcessEnv, options: ExecEnvOptions = {}): Record<string, string> {
@@ -28,6 +30,7 @@ export function execEnv(source: NodeJS.ProcessEnv, options: ExecEnvOptions = {})
   }
   env.PATH ||= FALLBACK_PATH;
   if (options.pathAppend) env.PATH = `${env.PATH}${path.delimiter}${options.pathAppend}`;
+  if (options.pathPrepend) env.PATH = `${options.pathPrepend}${path.delimiter}${env.PATH}`;
   return env;
 }
 

@@ -40,6 +40,8 @@ export interface ExecToolOptions {
   allowedEnvKeys?: readonly string[];
   /** `tools.exec.pathAppend`: appended to PATH. */
   pathAppend?: string;
+  /** `tools.exec.pathPrepend`: put before PATH. */
+  pathPrepend?: string;
   /** `$NANOBOT_HOME` and the config file: never visible to a sandboxed command. */
   nanobotHome?: string;
   configPath?: string;
@@ -178,7 +180,7 @@ export function createExecTool(options: ExecToolOptions): Tool {
     restrictToWorkspace: options.workspaceGuard.restrictToWorkspace,
     ...(sourceEnv.PATH !== undefined ? { pathVar: sourceEnv.PATH } : {}),
   });
-  const env = execEnv(sourceEnv, { ...(options.allowedEnvKeys ? { allowedEnvKeys: options.allowedEnvKeys } : {}), ...(options.pathAppend ? { pathAppend: options.pathAppend } : {}) });
+  const env = execEnv(sourceEnv, { ...(options.allowedEnvKeys ? { allowedEnvKeys: options.allowedEnvKeys } : {}), ...(options.pathAppend ? { pathAppend: options.pathAppend } : {}), ...(options.pathPrepend ? { pathPrepend: options.pathPrepend } : {}) });
 
   /** The process to spawn for one call, or why the call must not run. */
   async function spawnSpec(command: string, workspace: string, cwd: string, timeoutS: number): Promise<SpawnSpec | string> {

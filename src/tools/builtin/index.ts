@@ -40,6 +40,7 @@ export interface BuiltinToolsOptions {
     /** Environment variables passed to commands besides PATH, HOME, LANG, TERM. */
     allowedEnvKeys?: string[];
     pathAppend?: string;
+    pathPrepend?: string;
   };
   /** `$NANOBOT_HOME` and the config file: hidden from sandboxed commands. */
   nanobotHome?: string;
@@ -106,6 +107,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
         ...(exec.network !== undefined ? { network: exec.network } : {}),
         ...(exec.allowedEnvKeys ? { allowedEnvKeys: exec.allowedEnvKeys } : {}),
         ...(exec.pathAppend ? { pathAppend: exec.pathAppend } : {}),
+        ...(exec.pathPrepend ? { pathPrepend: exec.pathPrepend } : {}),
         ...(options.nanobotHome ? { nanobotHome: options.nanobotHome } : {}),
         ...(options.configPath ? { configPath: options.configPath } : {}),
         ...(options.env ? { env: options.env } : {}),

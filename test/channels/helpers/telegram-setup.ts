@@ -22,7 +22,14 @@ export interface TelegramSetup {
   close(): Promise<void>;
 }
 
-export async function startTelegram(config: Record<string, unknown> = {}): Promise<TelegramSetup> {
+/**
+ * `switches` sit beside the channel under `channels` (the Python nanobot's sendProgress,
+ * sendMaxRetries); `realDelivery` lets the manager build its own delivery queue from them.
+ */
+export async function startTelegram(
+  config: Record<string, unknown> = {},
+  options: { switches?: Record<string, unknown>; realDelivery?: boolean } = {},
+): Promise<TelegramSetup> {
   const fake = await startFakeBotApi();
   const home = await tempHome();
   const bus = new InProcessBus();
@@ -34,10 +41,10 @@ export async function startTelegram(config: Record<string, unknown> = {}): Promi
   const manager = new ChannelManager({
     bus,
     home: home.dir,
-    channels: { telegram: { enabled: true, token: BOT_TOKEN, apiRoot: fake.url, pollingTimeoutS: 1, ...config } },
+    channels: { ...options.switches, telegram: { enabled: true, token: BOT_TOKEN, apiRoot: fake.url, pollingTimeoutS: 1, ...config } },
     factories: defaultChannelFactories(),
     pairing: store,
-    delivery: new DeliveryQueue({ sleep }),
+    ...(options.realDelivery ? {} : { delivery: new DeliveryQueue({ sleep }) }),
     clock,
   });
   const results = await manager.startAll();

@@ -16,6 +16,8 @@ export interface WebSearchConfig {
   provider?: SearchProviderName | (string & {});
   apiKey?: string;
   baseUrl?: string;
+  /** `tools.web.search.maxResults`: results when the model does not ask for a count (default 5). */
+  maxResults?: number;
 }
 
 export function createSearchAdapter(config: WebSearchConfig, fetchImpl: typeof fetch = fetch): SearchAdapter {
@@ -63,15 +65,16 @@ const schema = z.object({
 
 export function createWebSearchTool(config: WebSearchConfig, fetchImpl: typeof fetch = fetch, timeoutMs = SEARCH_TIMEOUT_MS): Tool {
   const adapter = createSearchAdapter(config, fetchImpl);
+  const defaultCount = Math.min(Math.max(Math.trunc(config.maxResults ?? 5), 1), 10);
   return defineTool({
     name: "web_search",
     description:
-      "Search the web. Returns up to `count` results (1-10, default 5), each with title, URL and snippet. " +
+      `Search the web. Returns up to \`count\` results (1-10, default ${defaultCount}), each with title, URL and snippet. ` +
       "Use web_fetch on a result URL to read the page.",
     schema,
     readOnly: true,
     async run(args, _ctx, signal) {
-      const count = args.count ?? 5;
+      const count = args.count ?? defaultCount;
       try {
         const results = await adapter({ query: args.query, count, signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) });
         return formatResults(args.query, results.slice(0, count));

@@ -1,0 +1,63 @@
+/**
+ * The chat channel types nanobot has, and the check that a configured channel is one of them.
+ * Kept apart from the factories so `config check` and `status` can name a channel nanobot
+ * cannot start (a Python config's `discord`, a typo such as `telegarm`) without loading the
+ * channel implementations.
+ */
+import { closestKey } from "../config/suggest.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email"] as const;
+
+/**
+ * The Python nanobot's switches that sit directly under `channels`, beside the channel
+ * entries; they are settings, not channels.
+ */
+export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
+  "sendProgress",
+  "sendToolHints",
+  "showReasoning",
+  "extractDocumentText",
+  "sendMaxRetries",
+  "transcriptionProvider",
+  "transcriptionLanguage",
+]);
+
+/** Channels of the Python nanobot that nanobot (TS) does not have. */
+const PYTHON_ONLY = new Set([
+  "dingtalk", "discord", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+]);
+
+export interface ChannelTypeProblem {
+  name: string;
+  type: string;
+  message: string;
+}
+
+/** Enabled channel entries whose type (`type`, else the name) nanobot has no adapter for. */
+export function unknownChannelTypes(channels: Record<string, unknown>): ChannelTypeProblem[] {
+  const out: ChannelTypeProblem[] = [];
+  for (const [name, raw] of Object.entries(channels)) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) continue;
+    const entry = raw as Record<string, unknown>;
+    if (entry.enabled !== true) continue;
+    const type = typeof entry.type === "string" ? entry.type : name;
+    if ((CHANNEL_TYPES as readonly string[]).includes(type)) continue;
+    const where = typeof entry.type === "string" ? `channels.${name}.type "${type}"` : `channels.${name}`;
+    const known = `nanobot has ${CHANNEL_TYPES.join(", ")}`;
+    const guess = closestKey(type, CHANNEL_TYPES);
+    const why = guess
+      ? `is not a channel type (did you mean "${guess}"?)`
+      : PYTHON_ONLY.has(type)
+        ? `is a Python nanobot channel that nanobot (TS) does not have (${known})`
+        : `is not a channel type (${known})`;
+    out.push({ name, type, message: `${where} ${why}; it is enabled but cannot start — fix the name or set enabled: false` });
+  }
+  return out;
+}
+
+/** Whether `status` and the gateway may count this entry as an enabled channel. */
+export function isKnownChannelType(name: string, raw: unknown): boolean {
+  const type = typeof raw === "object" && raw !== null && typeof (raw as Record<string, unknown>).type === "string" ? String((raw as Record<string, unknown>).type) : name;
+  return (CHANNEL_TYPES as readonly string[]).includes(type);
+}

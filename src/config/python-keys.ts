@@ -1,0 +1,116 @@
+/**
+ * Keys of the Python nanobot's schema that nanobot (TS) does not act on. A Python `config.json`
+ * still loads; each such key set in the file gets one line — "not supported by nanobot (TS):
+ * <reason>" — at every load (so `config check`, `status`, `agent` and `gateway` all print it),
+ * and is removed before validation so it is not also reported as an unknown key.
+ *
+ * A value that asks for what nanobot does anyway (`failOnToolError: false`, `channels.showReasoning:
+ * true`) is not reported: the Python template writes every default, and those lines would only
+ * be noise. docs/python-config-keys.md lists every key with its status.
+ */
+import { formatPath } from "./interpolate.js";
+import { isPlainObject } from "./normalize.js";
+import type { PlainObject } from "./normalize.js";
+
+export interface UnsupportedKey {
+  /** camelCase path; `*` matches any entry name (a provider, an MCP server). */
+  path: readonly string[];
+  reason: string;
+  /** Values that match nanobot's fixed behaviour: accepted without a note. */
+  fine?: (value: unknown) => boolean;
+}
+
+const isFalse = (v: unknown): boolean => v === false;
+const isEmpty = (v: unknown): boolean => v === "" || (Array.isArray(v) && v.length === 0) || (isPlainObject(v) && Object.keys(v).length === 0);
+
+export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
+  // agents.defaults
+  { path: ["agents", "defaults", "failOnToolError"], fine: isFalse, reason: "a failing tool call is always returned to the model as the tool's result (an error result) so it can recover; the turn is not stopped" },
+  { path: ["agents", "defaults", "botName"], fine: (v) => v === "nanobot", reason: "the terminal always says nanobot" },
+  { path: ["agents", "defaults", "botIcon"], reason: "the terminal shows no bot icon" },
+  { path: ["agents", "defaults", "timezoneMode"], fine: (v) => v === "manual", reason: "nanobot uses agents.defaults.timezone as written (the system zone when it is unset); it does not re-detect the zone at start" },
+  { path: ["agents", "defaults", "memoryWindow"], reason: "the old Python key; nanobot replays agents.defaults.maxMessages messages (default 120)" },
+  { path: ["agents", "defaults", "dream", "modelOverride"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
+  { path: ["agents", "defaults", "dream", "model"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
+  { path: ["agents", "defaults", "contextBlockLimit"], reason: "the prompt budget is the context window minus maxTokens" },
+  { path: ["agents", "defaults", "dream", "intervalH"], fine: (v) => v === 2, reason: "Dream runs every 2 hours" },
+  { path: ["agents", "defaults", "dream", "cron"], reason: "Dream runs every 2 hours" },
+  // channels (the Python switches beside the channel entries)
+  { path: ["channels", "showReasoning"], fine: isFalse, reason: "nanobot's channels never show model reasoning" },
+  { path: ["channels", "extractDocumentText"], reason: "deprecated in the Python nanobot too; documents are read on demand" },
+  { path: ["channels", "transcriptionProvider"], reason: "voice messages are not transcribed" },
+  { path: ["channels", "transcriptionLanguage"], reason: "voice messages are not transcribed" },
+  // top level
+  { path: ["transcription"], reason: "voice messages are not transcribed" },
+  { path: ["audio"], reason: "text-to-speech is not part of nanobot (TS)" },
+  { path: ["gateway", "restartMode"], reason: "nanobot does not restart itself; run it under a supervisor (systemd, docker --restart)" },
+  { path: ["gateway", "heartbeat", "keepRecentMessages"], reason: "each heartbeat runs in its own session; no messages are carried between runs" },
+  { path: ["api", "apiKey"], fine: isEmpty, reason: "nanobot has no separate API server; the OpenAI-compatible API is on the gateway and uses gateway.apiKey" },
+  { path: ["api", "host"], reason: "nanobot has no separate API server; the OpenAI-compatible API is served by the gateway on gateway.host/port" },
+  { path: ["api", "port"], reason: "nanobot has no separate API server; the OpenAI-compatible API is served by the gateway on gateway.host/port" },
+  // providers
+  { path: ["providers", "*", "apiType"], fine: (v) => v === "auto", reason: 'use "api": "chat" or "responses" (nanobot\'s name for the request API)' },
+  { path: ["providers", "*", "extraBody"], fine: isEmpty, reason: "extra request-body fields are not sent" },
+  { path: ["providers", "*", "extraQuery"], fine: isEmpty, reason: "extra query parameters are not sent" },
+  { path: ["providers", "*", "proxy"], fine: isEmpty, reason: "model requests use the direct connection (or HTTPS_PROXY where Node honours it); a per-provider proxy is not supported" },
+  { path: ["providers", "*", "thinkingStyle"], fine: isEmpty, reason: "custom thinking-style request fields are not sent; use agents.defaults.reasoningEffort" },
+  { path: ["providers", "*", "displayName"], reason: "provider display names are not shown" },
+  { path: ["providers", "*", "region"], reason: "AWS Bedrock is not a nanobot provider" },
+  { path: ["providers", "*", "profile"], reason: "AWS Bedrock is not a nanobot provider" },
+  // tools
+  { path: ["tools", "web", "proxy"], fine: isEmpty, reason: "web_fetch connects directly to the address it checked (the SSRF pinning); a proxy would bypass that check" },
+  { path: ["tools", "web", "userAgent"], fine: isEmpty, reason: "web_fetch sends its own User-Agent" },
+  { path: ["tools", "web", "search", "timeout"], reason: "web_search gives up after 20 s" },
+  { path: ["tools", "web", "fetch", "useJinaReader"], fine: isFalse, reason: "web_fetch reads pages itself; it never sends URLs to Jina Reader" },
+  { path: ["tools", "exec", "sandboxRoBinds"], fine: isEmpty, reason: "the bwrap sandbox binds the workspace and the system folders only" },
+  { path: ["tools", "exec", "sandboxRwBinds"], fine: isEmpty, reason: "the bwrap sandbox binds the workspace and the system folders only" },
+  { path: ["tools", "file"], reason: "the file tools have no settings in nanobot (TS)" },
+  { path: ["tools", "cliApps"], reason: "CLI-app tools are not part of nanobot (TS)" },
+  { path: ["tools", "my"], reason: "the self-inspection tool is not part of nanobot (TS)" },
+  { path: ["tools", "imageGeneration"], reason: "image generation is not part of nanobot (TS)" },
+  { path: ["tools", "maxSessionMessagesPerMinute"], reason: "the message tool is not rate-limited per session" },
+  { path: ["tools", "webuiAllowLocalServiceAccess"], reason: "settings of the Python WebUI" },
+  { path: ["tools", "allowLocalPreviewAccess"], reason: "settings of the Python WebUI" },
+  { path: ["tools", "webuiAllowRemotePackageInstall"], reason: "settings of the Python WebUI" },
+  { path: ["tools", "mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
+  { path: ["mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
+];
+
+/** The Python template's value for "unset": nothing to act on, nothing to say. */
+function isUnset(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
+/**
+ * Removes the unsupported keys from a normalised document (in place) and returns one warning
+ * for each that was set to something nanobot does not do anyway.
+ */
+export function takeUnsupportedKeys(doc: PlainObject, file: string): string[] {
+  const out: string[] = [];
+  for (const entry of UNSUPPORTED_KEYS) {
+    for (const { parent, key, path } of matches(doc, entry.path)) {
+      const value = parent[key];
+      delete parent[key];
+      if (isUnset(value) || entry.fine?.(value)) continue;
+      out.push(`${file}: ${formatPath(path)}: not supported by nanobot (TS): ${entry.reason}`);
+    }
+  }
+  return out;
+}
+
+function matches(doc: PlainObject, pattern: readonly string[]): Array<{ parent: PlainObject; key: string; path: string[] }> {
+  let frontier: Array<{ node: PlainObject; path: string[] }> = [{ node: doc, path: [] }];
+  for (const segment of pattern.slice(0, -1)) {
+    const next: typeof frontier = [];
+    for (const { node, path } of frontier) {
+      const names = segment === "*" ? Object.keys(node) : [segment];
+      for (const name of names) {
+        const child = node[name];
+        if (isPlainObject(child)) next.push({ node: child, path: [...path, name] });
+      }
+    }
+    frontier = next;
+  }
+  const last = pattern.at(-1)!;
+  return frontier.filter(({ node }) => last in node).map(({ node, path }) => ({ parent: node, key: last, path: [...path, last] }));
+}

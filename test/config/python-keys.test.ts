@@ -1,0 +1,215 @@
+/**
+ * A Python nanobot user's config.json through the CLI (`main`, in-process): channels nanobot
+ * does not have fail `config check` and are not "enabled" in `status`; a fork's provider name
+ * is fine; every Python key nanobot does not act on is named "not supported by nanobot (TS)";
+ * and the keys it does act on show their effect on the wire (fake LLM).
+ */
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CHANNEL_TYPES } from "../../src/channels/channel-types.js";
+import { defaultChannelFactories } from "../../src/channels/factories.js";
+import { main } from "../../src/cli/main.js";
+import type { CliIo } from "../../src/cli/io.js";
+import { UNSUPPORTED_KEYS } from "../../src/config/python-keys.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+
+let root: string;
+let workspace: string;
+let fake: FakeLLM;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "nanobot-python-keys-"));
+  workspace = join(root, "ws");
+  await mkdir(workspace, { recursive: true });
+  fake = await startFakeLLM();
+});
+afterEach(async () => {
+  await fake.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function withConfig(doc: Record<string, unknown>): Promise<void> {
+  await writeFile(join(root, "config.json"), JSON.stringify(doc));
+}
+
+function base(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const { agents, ...rest } = extra as { agents?: { defaults?: Record<string, unknown> } };
+  return {
+    providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-test-python-keys-0001" } },
+    agents: { defaults: { model: "custom/test-model", workspace, ...agents?.defaults } },
+    ...rest,
+  };
+}
+
+async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: CliIo = {
+    stdout: { write: (s: string) => (out += s) },
+    stderr: { write: (s: string) => (err += s) },
+    env: { HOME: root, NANOBOT_HOME: join(root, "nb") },
+    cwd: root,
+  };
+  const code = await main(["node", "nanobot", "--config", join(root, "config.json"), ...args], io);
+  return { code, out, err };
+}
+
+describe("channel names", () => {
+  it("the channel types config check accepts are the ones the gateway can start", () => {
+    expect(Object.keys(defaultChannelFactories()).sort()).toEqual([...CHANNEL_TYPES].sort());
+  });
+
+  it("config check fails on an enabled channel nanobot does not have, with did-you-mean for a typo", async () => {
+    await withConfig(base({ channels: { discord: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
+    const r = await run(["config", "check"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("channels.discord is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email)");
+    expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
+    // A disabled one (the Python template lists them all) is no problem.
+    expect(r.err).not.toContain("feishu");
+  });
+
+  it("status does not list them as enabled, and other commands still run with a warning", async () => {
+    await withConfig(base({ channels: { discord: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
+    const status = await run(["status", "--json"]);
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.out) as { channels: string[]; unsupportedChannels: string[] };
+    expect(report.channels).toEqual(["telegram"]);
+    expect(report.unsupportedChannels).toEqual(["discord"]);
+    expect(status.err).toContain("channels.discord is a Python nanobot channel");
+
+    const text = await run(["status"]);
+    expect(text.out).toMatch(/channels\s+telegram \(not started, not a nanobot channel: discord\)/);
+
+    fake.enqueue({ text: "still here" });
+    const agent = await run(["agent", "-m", "hi"]);
+    expect(agent).toMatchObject({ code: 0, out: "still here\n" });
+  });
+
+  it("a channel entry with an explicit known type is fine", async () => {
+    await withConfig(base({ channels: { work: { enabled: true, type: "telegram", token: "1:a" } } }));
+    const r = await run(["config", "check"]);
+    expect(r.code).toBe(0);
+  });
+});
+
+describe("a fork's provider name", () => {
+  it("loads with warnings for its unknown fields and serves the model", async () => {
+    await withConfig({
+      providers: { lazyllm: { apiKey: "sk-lazy-0001", apiBase: fake.openaiBaseURL, source: "sensenova", stream: true } },
+      agents: { defaults: { model: "lazyllm/lazy-model", workspace } },
+    });
+    const check = await run(["config", "check"]);
+    expect(check.code).toBe(0);
+    expect(check.err).toContain("unknown key providers.lazyllm.source (ignored)");
+    fake.enqueue({ text: "lazy answer" });
+    const agent = await run(["agent", "-m", "hi"]);
+    expect(agent).toMatchObject({ code: 0, out: "lazy answer\n" });
+    expect((fake.requests[0]?.body as { model: string }).model).toBe("lazy-model");
+  });
+});
+
+describe("Python keys nanobot does not act on", () => {
+  it("config check names each as not supported, with the reason, and not as an unknown key", async () => {
+    await withConfig(
+      base({
+        agents: { defaults: { failOnToolError: true, botIcon: "🐈", contextBlockLimit: 5000 } },
+        channels: { showReasoning: true, extractDocumentText: true },
+        tools: { web: { proxy: "http://127.0.0.1:3128" }, exec: { sandboxRoBinds: ["/opt"] } },
+        gateway: { restartMode: "auto" },
+        transcription: { enabled: true },
+      }),
+    );
+    const r = await run(["config", "check"]);
+    expect(r.code).toBe(0);
+    for (const path of [
+      "agents.defaults.failOnToolError",
+      "agents.defaults.botIcon",
+      "agents.defaults.contextBlockLimit",
+      "channels.showReasoning",
+      "channels.extractDocumentText",
+      "tools.web.proxy",
+      "tools.exec.sandboxRoBinds",
+      "gateway.restartMode",
+      "transcription",
+    ]) {
+      expect(r.err).toMatch(new RegExp(`config\\.json: ${path.replace(/\./g, "\\.")}: not supported by nanobot \\(TS\\): \\S`));
+    }
+    expect(r.err).not.toContain("unknown key");
+    // The printed config does not claim them either.
+    expect(r.out).not.toContain("failOnToolError");
+    expect(r.out).not.toContain("3128");
+  });
+
+  it("values that ask for what nanobot does anyway are quiet; every command prints the line once", async () => {
+    await withConfig(
+      base({ agents: { defaults: { failOnToolError: false, botName: "nanobot", botIcon: "🐈" } }, channels: { showReasoning: false }, tools: { web: { proxy: null } } }),
+    );
+    fake.enqueue({ text: "ok" });
+    const r = await run(["agent", "-m", "hi"]);
+    expect(r.code).toBe(0);
+    expect(r.err.match(/not supported by nanobot \(TS\)/g)).toHaveLength(1);
+    expect(r.err).toContain("agents.defaults.botIcon: not supported by nanobot (TS)");
+  });
+
+  it("the Python template with every key loads", async () => {
+    const python = JSON.parse(await readFile(new URL("../fixtures/python-config/all-keys.json", import.meta.url), "utf8")) as Record<string, unknown>;
+    (python.agents as { defaults: Record<string, unknown> }).defaults.workspace = workspace;
+    await withConfig(python);
+    const r = await run(["config", "check"]);
+    expect(r.err).not.toContain("unknown key");
+    expect(r.code).toBe(0);
+  });
+
+  it("docs/python-config-keys.md lists every unsupported key", async () => {
+    const doc = await readFile(new URL("../../docs/python-config-keys.md", import.meta.url), "utf8");
+    // Tables are per section, so a key appears by its last name (`failOnToolError`, `api.apiKey`).
+    for (const entry of UNSUPPORTED_KEYS) expect(doc).toMatch(new RegExp(`\`[^\`]*\\b${entry.path.at(-1)!}\``));
+  });
+});
+
+describe("Python keys nanobot acts on", () => {
+  let search: Server | undefined;
+  afterEach(async () => {
+    await new Promise<void>((resolve) => (search ? search.close(() => resolve()) : resolve()));
+    search = undefined;
+  });
+
+  it("tools.web.search.maxResults is how many results web_search returns by default", async () => {
+    search = createServer((_req, res) => {
+      const results = Array.from({ length: 8 }, (_, i) => ({ title: `Result ${i + 1}`, url: `https://example.com/${i + 1}`, content: "snippet" }));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ results }));
+    });
+    await new Promise<void>((resolve) => search!.listen(0, "127.0.0.1", resolve));
+    const port = (search.address() as AddressInfo).port;
+    await withConfig(base({ tools: { web: { search: { provider: "searxng", baseUrl: `http://127.0.0.1:${port}`, maxResults: 3 } } } }));
+    fake.enqueue({ toolCalls: [{ id: "call_1", name: "web_search", arguments: { query: "cats" } }] }, { text: "done" });
+    const r = await run(["agent", "-m", "search cats"]);
+    expect(r.code).toBe(0);
+    const tool = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === "tool");
+    expect(tool?.content).toContain("3. Result 3");
+    expect(tool?.content).not.toContain("Result 4");
+    const described = (fake.requests[0]?.body as { tools: Array<{ function: { name: string; description: string } }> }).tools.find((t) => t.function.name === "web_search");
+    expect(described?.function.description).toContain("default 3");
+  });
+
+  it("tools.exec.pathPrepend puts its folder before PATH for commands", async () => {
+    const bin = join(workspace, "bin");
+    await mkdir(bin);
+    // Shadows the system `date`: only a prepended folder wins over /usr/bin.
+    await writeFile(join(bin, "date"), "#!/bin/sh\necho from-prepended-bin\n");
+    await chmod(join(bin, "date"), 0o755);
+    await withConfig(base({ tools: { exec: { pathPrepend: bin, sandbox: "none" } } }));
+    fake.enqueue({ toolCalls: [{ id: "call_1", name: "exec", arguments: { command: "date" } }] }, { text: "done" });
+    const r = await run(["agent", "-m", "what day is it"]);
+    expect(r.code).toBe(0);
+    const tool = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === "tool");
+    expect(tool?.content).toContain("from-prepended-bin");
+  });
+});
