@@ -4,7 +4,7 @@
  */
 import type { AgentEvent } from "../core/events.js";
 import { reasoningOf, textOf, toolCallsOf } from "../core/message-helpers.js";
-import type { Message } from "../core/messages.js";
+import type { ContentPart, Message } from "../core/messages.js";
 import type { ElicitField } from "../mcp/elicitation-schema.js";
 
 export interface WebToolCall {
@@ -13,10 +13,22 @@ export interface WebToolCall {
   arguments: Record<string, unknown>;
 }
 
+/** An MCP-UI resource (`ui://…`) a tool returned: the page renders it in a sandboxed frame. */
+export interface WebUiResource {
+  uri: string;
+  mimeType: string;
+  content: string;
+}
+
 export type WebMessage =
   | { role: "user"; text: string }
   | { role: "assistant"; text: string; reasoning?: string; toolCalls?: WebToolCall[] }
-  | { role: "tool"; toolCallId: string; name: string; text: string; isError: boolean };
+  | { role: "tool"; toolCallId: string; name: string; text: string; isError: boolean; ui?: WebUiResource[] };
+
+function uiResources(parts: readonly ContentPart[]): { ui?: WebUiResource[] } {
+  const ui = parts.flatMap((p) => (p.type === "ui" ? [{ uri: p.uri, mimeType: p.mimeType, content: p.content }] : []));
+  return ui.length > 0 ? { ui } : {};
+}
 
 export function toWebMessages(messages: readonly Message[]): WebMessage[] {
   const out: WebMessage[] = [];
@@ -27,7 +39,7 @@ export function toWebMessages(messages: readonly Message[]): WebMessage[] {
       const reasoning = reasoningOf(m);
       out.push({ role: "assistant", text: textOf(m), ...(reasoning ? { reasoning } : {}), ...(calls.length > 0 ? { toolCalls: calls } : {}) });
     } else if (m.role === "tool") {
-      out.push({ role: "tool", toolCallId: m.toolCallId, name: m.toolName, text: textOf(m.content), isError: m.isError });
+      out.push({ role: "tool", toolCallId: m.toolCallId, name: m.toolName, text: textOf(m.content), isError: m.isError, ...uiResources(m.content) });
     }
   }
   return out;
@@ -38,7 +50,7 @@ export type WebEvent =
   | { type: "text"; delta: string }
   | { type: "reasoning"; delta: string }
   | { type: "tool_call"; call: WebToolCall }
-  | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
+  | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean; ui?: WebUiResource[] }
   /** Something the user should know about the turn, e.g. that their message was cut to fit the model. */
   | { type: "warning"; message: string }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
@@ -77,6 +89,7 @@ export function toWebEvent(event: AgentEvent): WebEvent | undefined {
         name: event.result.toolName,
         text: textOf(event.result.content),
         isError: event.result.isError,
+        ...uiResources(event.result.content),
       };
     case "warning":
       return { type: "warning", message: event.message };

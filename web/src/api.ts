@@ -20,16 +20,23 @@ export interface ToolCallView {
   arguments: Record<string, unknown>;
 }
 
+/** An MCP-UI resource a tool returned (`ui://…`, HTML or a URL list). */
+export interface UiResourceView {
+  uri: string;
+  mimeType: string;
+  content: string;
+}
+
 export type MessageView =
   | { role: "user"; text: string }
   | { role: "assistant"; text: string; reasoning?: string; toolCalls?: ToolCallView[] }
-  | { role: "tool"; toolCallId: string; name: string; text: string; isError: boolean };
+  | { role: "tool"; toolCallId: string; name: string; text: string; isError: boolean; ui?: UiResourceView[] };
 
 export type ChatEvent =
   | { type: "text"; delta: string }
   | { type: "reasoning"; delta: string }
   | { type: "tool_call"; call: ToolCallView }
-  | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean }
+  | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean; ui?: UiResourceView[] }
   | { type: "warning"; message: string }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
   | { type: "error"; message: string }

@@ -5,7 +5,8 @@
 import { api, setKeyPrompt } from "./api.js";
 import type { Info, ThreadInfo } from "./api.js";
 import { closeElicitation, elicitationElement } from "./elicitation-form.js";
-import { TurnView, renderHistory, userElement } from "./view.js";
+import { TurnView, renderHistory, setUiActionHandler, userElement } from "./view.js";
+import type { UiMessage, UiReply } from "./ui-resource.js";
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const messages = $<HTMLElement>("messages");
@@ -124,6 +125,24 @@ async function send(): Promise<void> {
   const text = input.value.trim();
   if (!text || busy) return;
   input.value = "";
+  await runTurn(text);
+}
+
+interface ToolOutcome {
+  name: string;
+  text: string;
+  isError: boolean;
+}
+
+/** What a turn ended with, for an MCP-UI page that asked for it. */
+interface TurnOutcome {
+  content: string;
+  error?: string;
+  tools: ToolOutcome[];
+}
+
+async function runTurn(text: string): Promise<TurnOutcome> {
+  const outcome: TurnOutcome = { content: "", tools: [] };
   messages.append(userElement(text));
   const turn = new TurnView();
   turn.startThinking();
@@ -136,22 +155,29 @@ async function send(): Promise<void> {
       else if (e.type === "reasoning") turn.addReasoning(e.delta);
       else if (e.type === "tool_call") turn.addTool(e.call);
       else if (e.type === "tool_result") {
-        turn.toolResult(e.toolCallId, e.text, e.isError);
+        turn.toolResult(e.toolCallId, e.text, e.isError, e.ui);
+        outcome.tools.push({ name: e.name, text: e.text, isError: e.isError });
         // The model is called again with the result: waiting until it answers.
         turn.startThinking();
       }
       else if (e.type === "warning") turn.warn(e.message);
       else if (e.type === "done") {
+        outcome.content = e.content;
+        if (e.error) outcome.error = e.error;
         turn.finish(e.content);
         if (e.stopReason === "aborted") turn.note("Stopped.", "stopped");
         else if (e.error) turn.note(e.error, "error");
       } else if (e.type === "elicitation") turn.root.append(elicitationElement(e));
       else if (e.type === "elicitation_end") closeElicitation(turn.root, e.id, e.action);
-      else turn.note(e.message, "error");
+      else {
+        outcome.error = e.message;
+        turn.note(e.message, "error");
+      }
       follow();
     });
   } catch (err) {
-    turn.note(err instanceof Error ? err.message : String(err), "error");
+    outcome.error = err instanceof Error ? err.message : String(err);
+    turn.note(outcome.error, "error");
   } finally {
     setBusy(false);
     input.focus();
@@ -159,7 +185,36 @@ async function send(): Promise<void> {
   await refreshThreads();
   // The first turn connects the MCP servers: one that failed is reported now.
   await refreshNotices();
+  return outcome;
 }
+
+function openLink(url: unknown): UiReply {
+  if (typeof url !== "string" || !/^https?:\/\//i.test(url)) return { error: "only http(s) links are opened" };
+  window.open(url, "_blank", "noopener,noreferrer");
+  return { response: { opened: url } };
+}
+
+/**
+ * A message from an MCP-UI page: a link opens in a new tab; anything else is sent as the
+ * action JSON, as the Go nanobot's UI sends it, and the gateway's turn decides (a tool action
+ * runs the tool without the model, a prompt action becomes the prompt's text). A tool action's
+ * page gets the tool's result back.
+ */
+async function onUiAction(message: UiMessage): Promise<UiReply> {
+  const { type, payload } = message;
+  if (type === "link") return openLink(payload.url);
+  if (type === "intent" && payload.intent === "link") {
+    const params = payload.params as Record<string, unknown> | undefined;
+    return openLink(params?.url);
+  }
+  if (busy) return { error: "a turn is running; try again when it has finished" };
+  const outcome = await runTurn(JSON.stringify({ type, payload }));
+  if (outcome.error) return { error: outcome.error };
+  const tool = type === "tool" ? outcome.tools.at(-1) : undefined;
+  if (tool) return tool.isError ? { error: tool.text } : { response: { text: tool.text } };
+  return { response: { text: outcome.content } };
+}
+setUiActionHandler(onUiAction);
 
 /** Errors from any action show inline in the notice bar instead of disappearing. */
 async function guard(action: () => Promise<void>): Promise<void> {

@@ -3,8 +3,16 @@
  * which grows as events arrive (text re-rendered as markdown, reasoning and tool calls in
  * collapsed `<details>`).
  */
-import type { MessageView, ToolCallView } from "./api.js";
+import type { MessageView, ToolCallView, UiResourceView } from "./api.js";
 import { escapeHtml, renderMarkdown } from "./markdown.js";
+import { actionLabel, uiResourceElement } from "./ui-resource.js";
+import type { UiActionHandler } from "./ui-resource.js";
+
+/** Where MCP-UI frames' actions go (the page sets it: a turn, or a link opened). */
+let uiActions: UiActionHandler = () => Promise.resolve({ error: "not ready" });
+export function setUiActionHandler(handler: UiActionHandler): void {
+  uiActions = handler;
+}
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
@@ -104,9 +112,21 @@ export class TurnView {
     this.text = "";
   }
 
-  toolResult(id: string, text: string, isError: boolean): void {
+  /** A result's MCP-UI pages show below its (collapsed) call, where they can be used. */
+  toolResult(id: string, text: string, isError: boolean, ui: readonly UiResourceView[] = []): void {
     const box = this.root.querySelector<HTMLElement>(`[data-call-id="${CSS.escape(id)}"]`);
     if (box) setToolResult(box, text, isError);
+    let after: Element | null = box;
+    for (const resource of ui) {
+      const frame = uiResourceElement(resource, uiActions);
+      if (!frame) continue;
+      if (after) after.after(frame);
+      else this.root.append(frame);
+      after = frame;
+      // Text after the page starts below it.
+      this.body = undefined;
+      this.text = "";
+    }
   }
 
   /** When nothing streamed (slash command, setup help) the final content is shown whole. */
@@ -136,8 +156,11 @@ export class TurnView {
   }
 }
 
+/** The user's message; one a page's button sent (an MCP-UI action) shows as a short label. */
 export function userElement(text: string): HTMLElement {
-  const node = el("div", "msg user", text);
+  const label = actionLabel(text);
+  const node = el("div", label ? "msg user action" : "msg user", label ?? text);
+  if (label) node.title = text;
   node.dataset.testid = "user-message";
   return node;
 }
@@ -159,7 +182,7 @@ export function renderHistory(container: HTMLElement, messages: readonly Message
       if (m.text) turn.addText(m.text);
       for (const call of m.toolCalls ?? []) turn.addTool(call);
     } else {
-      turn?.toolResult(m.toolCallId, m.text, m.isError);
+      turn?.toolResult(m.toolCallId, m.text, m.isError, m.ui);
     }
   }
 }
