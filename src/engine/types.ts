@@ -49,7 +49,7 @@ export interface AgentSpec {
   toolExtensions?: Record<string, Record<string, unknown>>;
   output?: { name?: string; schema: JsonSchema };
   metadata?: Record<string, unknown>;
-  /** Tool rounds before a forced no-tools finalization (200). */
+  /** Model calls before a forced no-tools finalization (200), counted as the Python nanobot counts its iterations. */
   maxToolIterations?: number;
   /** Tool results longer than this are offloaded to a file in the request copy (16,000). */
   maxToolResultChars?: number;

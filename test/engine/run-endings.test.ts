@@ -125,6 +125,31 @@ describe("maxToolIterations: one no-tools finalization", () => {
   });
 });
 
+describe("maxToolIterations counts model calls (Python's max_iterations)", () => {
+  it("a silent retry of an empty answer uses up an iteration: the 3rd request is the no-tools finalization", async () => {
+    fake.enqueue({ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "" }, { text: "wrapped up" });
+    const { result } = await collect(runAgent({ model: makeModel(fake), messages: [userMessage("q")], tools: [echo], maxToolIterations: 2 }));
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests[1]?.body.tools).toBeDefined();
+    // One tool round only, yet two model calls: the limit is reached.
+    expect(fake.requests[2]?.body.tools).toBeUndefined();
+    expect(result.stopReason).toBe("max_iterations");
+    expect(result.content).toBe("wrapped up");
+    fake.assertDone();
+  });
+
+  it("length continuations count too", async () => {
+    fake.enqueue({ text: "part one ", finishReason: "length" }, { text: "rest" });
+    const { result } = await collect(runAgent({ model: makeModel(fake), messages: [userMessage("q")], tools: [echo], maxToolIterations: 1 }));
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests[1]?.body.tools).toBeUndefined();
+    // The cut answer so far goes along, so the wrap-up can build on it.
+    expect(wireMessages(fake.requests[1]).at(-2)).toEqual({ role: "assistant", content: "part one " });
+    expect(result.stopReason).toBe("max_iterations");
+    fake.assertDone();
+  });
+});
+
 describe("toolChoice applies to round 1 only", () => {
   it("sends tool_choice=required on the first request and not on the second", async () => {
     fake.enqueue({ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "ok" });

@@ -120,8 +120,10 @@ function finalMessage(response: ModelResponse, first: AssistantMessage | undefin
   return { ...response.message, content: [...reasoning, { type: "text", text }] };
 }
 
-async function finalize(state: RunState): Promise<RunResult> {
-  const response = await ask(state, { noTools: true, extra: [finalizeRequest()] });
+/** `partial`: text of a `length`-cut answer the limit interrupted, so the summary can build on it. */
+async function finalize(state: RunState, partial = ""): Promise<RunResult> {
+  const extra = partial ? [partialAnswer(partial), finalizeRequest()] : [finalizeRequest()];
+  const response = await ask(state, { noTools: true, extra });
   const text = textOf(response.message);
   if (text.trim()) addMessage(state, finalMessage(response, undefined, text));
   await checkpoint(state, "final_response");
@@ -164,7 +166,9 @@ async function loop(state: RunState): Promise<RunResult> {
   let p = freshPending();
   for (;;) {
     if (state.signal?.aborted) return buildResult(state, "aborted", "");
-    if (state.toolRounds >= state.settings.maxToolIterations) return finalize(state);
+    // The limit counts model calls, as the Python nanobot's `max_iterations` does: a silent
+    // retry, a `length` continuation or an injected message's round uses one up like a tool round.
+    if (state.iterations >= state.settings.maxToolIterations) return finalize(state, p.partial);
 
     const response = await ask(state, { noTools: p.noTools, extra: p.extra });
     const calls = p.noTools ? [] : toolCallsOf(response.message);
