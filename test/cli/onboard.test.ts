@@ -69,7 +69,7 @@ describe("nanobot onboard with flags", () => {
   });
 
   it("missing or unknown flags are usage errors (exit 2) and write nothing", async () => {
-    expect(await onboard(["--yes"])).toMatchObject({ code: 2, err: expect.stringContaining("--provider is required") as unknown });
+    expect(await onboard(["--yes", "--api-key", "sk-x"])).toMatchObject({ code: 2, err: expect.stringContaining("--provider is required with --api-key") as unknown });
     expect(await onboard(["--provider", "anthropic", "--yes"])).toMatchObject({ code: 2, err: expect.stringContaining("--api-key is required") as unknown });
     expect(await onboard(["--provider", "skynet", "--yes"])).toMatchObject({ code: 2, err: expect.stringContaining('unknown provider "skynet"') as unknown });
     await expect(stat(join(home, "config.json"))).rejects.toThrow();

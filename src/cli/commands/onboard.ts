@@ -1,6 +1,8 @@
 /**
- * `nanobot onboard`: writes `$NANOBOT_HOME/config.json` and creates the workspace. Interactive
- * (@clack/prompts) on a terminal, or non-interactive with `--provider/--api-key/--model --yes`.
+ * `nanobot onboard`: writes `$NANOBOT_HOME/config.json` and creates the workspace with its
+ * templates. Interactive (@clack/prompts) on a terminal, or non-interactive with
+ * `--provider/--api-key/--model --yes`; `--yes` alone writes the Python nanobot's default config
+ * and says which key to fill in.
  * An existing config is never replaced without a yes to a question, or `--force`.
  */
 import type * as ClackPrompts from "@clack/prompts";
@@ -12,6 +14,8 @@ import type { Command } from "commander";
 type Prompts = typeof ClackPrompts;
 import { FALLBACK_MODELS } from "../../agent/default-models.js";
 import { defaultWorkspace, nanobotHome } from "../../config/paths.js";
+import { ensureWorkspace } from "../../memory/workspace.js";
+import { findProviderSpec } from "../../providers/provider-catalog.js";
 import type { CliContext } from "../context.js";
 
 interface OnboardOptions {
@@ -33,6 +37,37 @@ export interface OnboardAnswers {
   apiKey?: string;
   apiBase?: string;
   model: string;
+}
+
+/** The Python nanobot's default model, which `onboard --yes` without a provider writes. */
+export const PYTHON_DEFAULT_MODEL = "anthropic/claude-opus-4-5";
+
+/**
+ * `onboard --yes` with no provider: the Python nanobot's default shape — its default model and
+ * generation settings, an empty key slot for that model's provider, the workspace and the
+ * gateway — unless a provider key is already in the environment, which then picks the provider.
+ * Returns the config and the one thing left to do.
+ */
+export function defaultOnboardConfig(workspace: string, env: Record<string, string | undefined>, file: string): { config: Record<string, unknown>; next: string } {
+  const fromEnv = ONBOARD_PROVIDERS.find((p) => {
+    const keyVar = findProviderSpec(p)?.apiKeyEnv;
+    return !KEYLESS.has(p) && keyVar !== undefined && Boolean(env[keyVar]) && FALLBACK_MODELS[p] !== undefined;
+  });
+  const provider = fromEnv ?? "anthropic";
+  const model = fromEnv ? `${fromEnv}/${FALLBACK_MODELS[fromEnv] ?? ""}` : PYTHON_DEFAULT_MODEL;
+  const keyVar = findProviderSpec(provider)?.apiKeyEnv ?? "the API key variable";
+  const config = {
+    providers: { [provider]: fromEnv ? {} : { apiKey: "" } },
+    agents: {
+      defaults: { workspace, model, provider: "auto", maxTokens: 8192, contextWindowTokens: 200_000, temperature: 0.1, maxToolIterations: 200 },
+    },
+    gateway: { host: "127.0.0.1", port: 18790 },
+  };
+  const next = fromEnv
+    ? `next: the ${provider} key comes from ${keyVar}; try nanobot agent -m "hello"`
+    : `next: put your ${provider} API key in providers.${provider}.apiKey in ${file} (or set ${keyVar}), then nanobot agent -m "hello"; ` +
+      "for another provider run nanobot onboard --provider <name> --api-key <key> --force";
+  return { config, next };
 }
 
 /** The config file onboarding writes: the provider, the default model and the workspace. */
@@ -73,8 +108,12 @@ async function askInteractively(clack: Prompts, opts: OnboardOptions): Promise<O
   return { provider, apiKey: apiKey || undefined, apiBase: apiBase || undefined, model };
 }
 
-function fromFlags(opts: OnboardOptions): OnboardAnswers | string {
-  if (!opts.provider) return "--provider is required without a terminal (or run `nanobot onboard` interactively)";
+/** `undefined`: no provider named, so the default config is written (see defaultOnboardConfig). */
+function fromFlags(opts: OnboardOptions): OnboardAnswers | string | undefined {
+  if (!opts.provider) {
+    if (opts.apiKey || opts.apiBase || opts.model) return "--provider is required with --api-key, --api-base or --model";
+    return undefined;
+  }
   if (!(ONBOARD_PROVIDERS as readonly string[]).includes(opts.provider)) return `unknown provider "${opts.provider}"; known: ${ONBOARD_PROVIDERS.join(", ")}`;
   if (!KEYLESS.has(opts.provider) && !opts.apiKey) return `--api-key is required for ${opts.provider}`;
   if (opts.provider === "custom" && !opts.apiBase) return "--api-base is required for the custom provider";
@@ -91,7 +130,7 @@ export function registerOnboardCommand(program: Command, ctx: CliContext): void 
     .option("--api-key <key>", "the provider's API key")
     .option("--api-base <url>", "API base URL (custom / self-hosted providers)")
     .option("--model <model>", "default model (e.g. gpt-4.1-mini)")
-    .option("-y, --yes", "no questions: use the flags (never replaces an existing config)")
+    .option("-y, --yes", "no questions: use the flags, or write the default config without --provider (never replaces an existing config)")
     .option("--force", "replace an existing config")
     .action(async (opts: OnboardOptions) => {
       const { io } = ctx;
@@ -122,8 +161,11 @@ export function registerOnboardCommand(program: Command, ctx: CliContext): void 
         }
         const workspace = defaultWorkspace(home);
         await mkdir(workspace, { recursive: true });
-        await writeFile(file, `${JSON.stringify(onboardConfig(answers, workspace), null, 2)}\n`, { mode: 0o600 });
-        const done = `wrote ${file}\nworkspace ${workspace}\nnext: nanobot agent -m "hello"  ·  nanobot gateway`;
+        const written = answers ? { config: onboardConfig(answers, workspace), next: 'next: nanobot agent -m "hello"  ·  nanobot gateway' } : defaultOnboardConfig(workspace, io.env, file);
+        await writeFile(file, `${JSON.stringify(written.config, null, 2)}\n`, { mode: 0o600 });
+        // The workspace templates (AGENTS.md, SOUL.md, USER.md, TOOLS.md, HEARTBEAT.md, memory/), as Python's onboard writes them.
+        const created = ensureWorkspace(workspace);
+        const done = `wrote ${file}\nworkspace ${workspace}${created.length > 0 ? ` (${created.length} template files)` : ""}\n${written.next}`;
         if (interactive) clack.outro(done);
         else io.stdout.write(`${done}\n`);
       } catch (err) {
