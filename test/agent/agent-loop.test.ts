@@ -89,7 +89,8 @@ describe("AgentLoop over the bus", () => {
     gate.release();
     await waitFor(() => finalMessages(h!.outbound).length === 1);
     const users = roles(h.fake.requests[1]).filter(([role]) => role === "user").map(([, text]) => text);
-    expect(users).toEqual(["start", "one", "two\n\nthree\n\nfour"]);
+    // The queued messages follow each other on the wire as one user turn (roles alternate).
+    expect(users).toEqual(["start", "one\n\ntwo\n\nthree\n\nfour"]);
     h.fake.assertDone();
   });
 

@@ -84,7 +84,8 @@ describe("placeholder assistant messages", () => {
   it("are not sent", async () => {
     const messages: Message[] = [userMessage("a"), assistantMessage(""), userMessage("b")];
     await collect(runAgent({ model: makeModel(fake), messages }));
-    expect(wireMessages(fake.requests[0]).map((m) => m.content)).toEqual(["a", "b"]);
+    // Without the placeholder the two user turns meet, and become one (roles alternate).
+    expect(wireMessages(fake.requests[0]).map((m) => m.content)).toEqual(["a\n\nb"]);
   });
 });
 

@@ -3,10 +3,11 @@
  * fits the budget, run on a copy before every LLM call (the history itself is never mutated).
  *
  *   drop malformed → unique call ids → drop orphans → backfill → normalise empty → offload large results →
- *   (over budget) microcompact → (still over) snip → drop orphans → backfill
+ *   (over budget) microcompact → (still over) snip → drop orphans → backfill → alternate roles
  */
 import type { Message } from "../../core/messages.js";
 import type { TokenEstimator } from "../tokens/estimator.js";
+import { alternateRoles } from "./alternate-roles.js";
 import { microcompact } from "./microcompact.js";
 import { offloadLargeResults, type PendingWrite } from "./offload.js";
 import { backfillMissingResults, dropMalformed, dropOrphanResults, normalizeEmptyResults } from "./sanitize.js";
@@ -87,6 +88,11 @@ export function governContext(history: readonly Message[], options: GovernOption
     }
   }
 
+  // Last, so nothing after it can put two turns of one role side by side again.
+  const beforeAlternation = messages.length - countSynthetic(messages, "user");
+  messages = alternateRoles(messages);
+  const merged = beforeAlternation - (messages.length - countSynthetic(messages, "user"));
+
   const backfilled = countSynthetic(messages, "tool");
   const inserted = countSynthetic(messages, "user");
   return {
@@ -94,7 +100,7 @@ export function governContext(history: readonly Message[], options: GovernOption
     messages: messages === history ? history.slice() : (messages as Message[]),
     writes,
     stats: {
-      dropped: Math.max(0, inputCount + backfilled + inserted - snipped - messages.length),
+      dropped: Math.max(0, inputCount + backfilled + inserted - snipped - merged - messages.length),
       backfilled,
       offloaded: offload.offloaded,
       microcompacted,
