@@ -32,6 +32,7 @@ import type { Lane, WorkItem } from "./session-lanes.js";
 import { SubagentManager, subagentNotice } from "./subagents.js";
 import type { SubagentResult } from "./subagents.js";
 import { settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
+import { TurnObservers } from "./turn-observers.js";
 import { runTurnStages } from "./turn-runner.js";
 import { buildTurnTools } from "./turn-tools.js";
 import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
@@ -88,6 +89,8 @@ export class AgentLoop implements TurnProcessor {
   private consumer: { abort: AbortController; done: Promise<void> } | undefined;
   private cron: CronService | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** `turn_completed` for every turn this loop runs (bus, API, MCP, cron). */
+  readonly observers = new TurnObservers();
 
   constructor(private readonly options: AgentLoopOptions) {
     const { runtime } = options;
@@ -346,6 +349,7 @@ export class AgentLoop implements TurnProcessor {
     if (item.signal?.aborted) abort.abort();
     const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
     let begunTurnId: string | undefined;
+    const takenUp = performance.now();
     // Slash commands call no model: they never wait behind queued turns.
     const admitted = isCommandRequest(item.request) ? undefined : this.admission.acquire(abort.signal);
     const waitStarted = performance.now();
@@ -384,6 +388,7 @@ export class AgentLoop implements TurnProcessor {
       // The turn is over: a /stop from now on has nothing running here to count.
       lane.active = undefined;
       item.resolve(reply);
+      this.observers.completed(item.request, reply, takenUp);
       // The reply stands even when queueing the next goal round fails; the lane is still held,
       // so the round is queued before any message that answers this reply.
       await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
@@ -392,13 +397,16 @@ export class AgentLoop implements TurnProcessor {
       const stopped = isAbortError(error) || abort.signal.aborted;
       await settleThrownTurn(this.runtime, { sessionKey: item.sessionKey, request: item.request, turnId: begunTurnId, error, stopped });
       if (stopped) {
-        item.resolve(abortedReply(item));
+        const aborted = abortedReply(item);
+        item.resolve(aborted);
+        this.observers.completed(item.request, aborted, takenUp);
         return;
       }
       this.report({ type: "turn_failed", error, sessionKey: item.sessionKey, ...(item.inbound ? { message: item.inbound } : {}) });
       const reply = thrownTurnReply(item.sessionKey, error, begunTurnId ? { turnId: begunTurnId } : {});
       if (relay) await relay.send(`${item.inbound?.id ?? newId("msg")}:error`, `Sorry, I could not answer: ${reply.error}`);
       item.resolve(reply);
+      this.observers.completed(item.request, reply, takenUp);
     } finally {
       lane.active = undefined;
       // After this turn's reply is on its way: the next turn's restore and build would delay it.

@@ -3,6 +3,7 @@
  * implements it with locks, queues and slash commands; `DirectTurnProcessor` is the minimal
  * version (one turn straight through the session store) for scripts and early wiring.
  */
+import { TurnObservers } from "./turn-observers.js";
 import { isAbortError } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
 import type { StopReason, Usage, UserContentPart } from "../core/messages.js";
@@ -64,6 +65,8 @@ export interface TurnTimings extends SlotClock {
 
 export interface TurnProcessor {
   process(request: TurnRequest, options?: TurnOptions): Promise<TurnReply>;
+  /** Where `turn_completed` events go (the gateway's `/api/events`). */
+  readonly observers?: TurnObservers;
 }
 
 /**
@@ -72,9 +75,18 @@ export interface TurnProcessor {
  * leaves the session legal and answers with an error reply.
  */
 export class DirectTurnProcessor implements TurnProcessor {
+  readonly observers = new TurnObservers();
+
   constructor(private readonly runtime: Runtime) {}
 
   async process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
+    const started = performance.now();
+    const reply = await this.processThread(request, options);
+    this.observers.completed(request, reply, started);
+    return reply;
+  }
+
+  private async processThread(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
     const thread = agentThread(this.runtime.config, request.sessionKey, request.agent);
     if (thread.sessionKey === request.sessionKey) return this.run(request, options);
     try {

@@ -10,6 +10,7 @@ import { ActiveTurns } from "./active-turns.js";
 import { bearerAuth } from "./auth.js";
 import { browserGuard } from "./browser-guard.js";
 import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
+import { eventRoutes } from "./event-routes.js";
 import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
 import { openAIRoutes } from "./openai-routes.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./types.js";
@@ -66,6 +67,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const elicitations = new PendingElicitations();
   app.route("/api", webApiRoutes(deps, turns, elicitations));
   app.route("/api", elicitationRoutes(elicitations));
+  const observers = deps.observers ?? deps.processor.observers;
+  if (observers) app.route("/api", eventRoutes(observers));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
   mountWebStatic(app, deps.webRoot);

@@ -1,5 +1,6 @@
 /** What the gateway needs from the rest of nanobot; tests pass fakes or a real Runtime's parts. */
 import type { TurnProcessor } from "../agent/turn-processor.js";
+import type { TurnObservers } from "../agent/turn-observers.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { SessionStore } from "../session/types.js";
 import type { HostPolicy } from "./host-check.js";
@@ -9,6 +10,8 @@ export type GatewayLog = (level: "debug" | "info" | "warn" | "error", msg: strin
 export interface GatewayDeps {
   /** Runs every turn (the AgentLoop, or `DirectTurnProcessor`). */
   processor: TurnProcessor;
+  /** Runtime events (`turn_completed`) streamed on `GET /api/events`; the processor's by default. */
+  observers?: TurnObservers;
   /** Named agents that may answer besides `nanobot` (the default agent). */
   agents: readonly string[];
   /** The session store, for the web UI's thread list and history. */
