@@ -11,9 +11,8 @@ import { McpConnection } from "./connection.js";
 import type { ProgressFn } from "./connection.js";
 import { fitToolName, shortHash } from "./names.js";
 import type { HookCaller } from "./hooks.js";
-import { callToolWithHooks } from "./message-hooks.js";
 import { mapCallToolResult } from "./result-mapping.js";
-import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, hookedGetPrompt, toolTimeoutMs } from "./tool-adapters.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs } from "./tool-adapters.js";
 import type { McpToolEntry } from "./tool-adapters.js";
 import type { McpManagerOptions, McpServerFailure, McpServersConfig } from "./types.js";
 
@@ -52,6 +51,7 @@ export class McpClientManager {
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
       retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
       sleep: options.sleep ?? realSleep,
+      hookCaller: this.hookCaller,
     };
     for (const [name, spec] of Object.entries(servers)) this.addConnection(name, spec);
   }
@@ -81,6 +81,20 @@ export class McpClientManager {
     } finally {
       this.rebuild();
     }
+  }
+
+  /**
+   * Disconnects a server and drops its tools (`/mcp disconnect`); `addServer` connects it again.
+   * Returns false when there is no such server.
+   */
+  async removeServer(name: string): Promise<boolean> {
+    const conn = this.connections.get(name);
+    if (!conn) return false;
+    this.connections.delete(name);
+    this.startFailures.delete(name);
+    this.rebuild();
+    await conn.close();
+    return true;
   }
 
   /** Creates a manager and connects every server; failures are in `failures()`. */
@@ -170,12 +184,10 @@ export class McpClientManager {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onProgress ? { onProgress: options.onProgress } : {}),
         ...(options.caller ? { caller: options.caller } : {}),
+        // The server's message hooks run on its transport (src/mcp/hooked-transport.ts).
+        ...(options.withoutMessageHooks ? { unhooked: true } : {}),
       };
-      const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, callOptions);
-      const result = options.withoutMessageHooks
-        ? await send(tool, args)
-        : await callToolWithHooks({ server, hooks: conn.spec.hooks, call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) }, tool, args, send, options.signal);
-      return mapCallToolResult(result);
+      return mapCallToolResult(await conn.callTool(tool, args, callOptions));
     } catch (err) {
       if (err instanceof AbortedError) throw err;
       return { content: [{ type: "text", text: errorMessage(err) }], isError: true };
@@ -186,8 +198,7 @@ export class McpClientManager {
   async getPrompt(server: string, name: string, args: Record<string, string> = {}, signal?: AbortSignal): Promise<GetPromptResult> {
     const conn = this.connections.get(server);
     if (!conn) throw new Error(`Unknown MCP server '${server}'`);
-    const host = conn.spec.hooks ? { server, hooks: conn.spec.hooks, call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) } : undefined;
-    return hookedGetPrompt(conn, host, name, args, signal);
+    return conn.getPrompt(name, args, signal);
   }
 
   /** Closes every connection; stdio servers are terminated. */
@@ -200,7 +211,7 @@ export class McpClientManager {
   /** Recomputes the exposed tools; a name already taken gets a hash of its origin appended. */
   private rebuild(): void {
     const naming = this.options.toolNaming ?? "python";
-    const built = [...this.connections.values()].flatMap((conn) => buildServerTools(conn, this.defaultTimeoutMs, naming, { call: this.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) }));
+    const built = [...this.connections.values()].flatMap((conn) => buildServerTools(conn, this.defaultTimeoutMs, naming));
     const used = new Set<string>();
     const entries: McpToolEntry[] = [];
     for (const entry of built) {

@@ -2,6 +2,7 @@
  * The built-in slash commands. Each answers with text; none reaches the LLM except `/dream`,
  * which runs the memory keeper on purpose.
  */
+import { mcpCommand } from "./mcp-command.js";
 import { textOf } from "../../core/message-helpers.js";
 import { findPreset, presetNames } from "../../config/model-presets.js";
 import { MAX_GOAL_ROUNDS, newGoal, readGoal, setGoal } from "../goals.js";
@@ -73,6 +74,10 @@ const model: SlashCommand = {
     const current = typeof session?.metadata.modelPreset === "string" ? session.metadata.modelPreset : undefined;
     if (!args) {
       const agent = request.agent ? config.agents.named[request.agent] : undefined;
+      if (current && !findPreset(config, current)) {
+        const fallback = host.runtime.selectionFor(agent);
+        return [`Model: ${fallback.modelRef}`, `Preset: ${current} was removed from modelPresets; this session follows the configured model`, `Presets: ${available}`].join("\n");
+      }
       const selection = host.runtime.selectionFor(agent, current);
       const preset = current ?? (agent?.model ? undefined : selection.preset);
       return [`Model: ${selection.modelRef}`, ...(preset ? [`Preset: ${preset}${current ? " (this session)" : ""}`] : []), `Presets: ${available}`].join("\n");
@@ -172,6 +177,6 @@ const goal: SlashCommand = {
 /** A registry with every built-in command. */
 export function createBuiltinCommands(): CommandRegistry {
   const registry = new CommandRegistry();
-  for (const command of [help, newThread, stop, status, restart, model, history, skill, dream, goal]) registry.register(command);
+  for (const command of [help, newThread, stop, status, restart, model, history, skill, dream, goal, mcpCommand]) registry.register(command);
   return registry;
 }
