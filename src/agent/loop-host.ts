@@ -53,7 +53,7 @@ export class LoopHost implements CommandHost {
     const session = await store.getSession(sessionKey);
     const meta = session?.metadata ?? {};
     const preset = typeof meta.modelPreset === "string" ? meta.modelPreset : undefined;
-    const profile = await this.runtime.resolveAgent(agent, preset ? { modelRef: preset } : {});
+    const profile = await this.runtime.resolveAgent(agent, preset ? { modelPreset: preset } : {});
     const usage = (meta.usage ?? {}) as { promptTokens?: number; completionTokens?: number };
     const context = typeof meta.lastContextTokens === "number" ? meta.lastContextTokens : 0;
     const pct = profile.contextWindow > 0 ? Math.round((context / profile.contextWindow) * 100) : 0;

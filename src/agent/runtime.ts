@@ -239,11 +239,11 @@ export class Runtime {
 
   /**
    * Resolves the named agent (or the default one) into a profile ready for a turn.
-   * `overrides.modelRef` replaces the configured model: a preset name (the session's `/model`
-   * choice; `default` = the direct fields) brings the preset's window, max tokens, temperature
-   * and reasoning effort; a `provider/model` keeps the agent's settings.
+   * `overrides.modelPreset` (the session's `/model` choice; `default` = the direct fields) brings
+   * the preset's model, window, max tokens, temperature and reasoning effort; `overrides.modelRef`
+   * replaces the model only (a preset name there works like `modelPreset`).
    */
-  async resolveAgent(name?: string, overrides: { modelRef?: string; agent?: AgentConfig } = {}): Promise<AgentProfile> {
+  async resolveAgent(name?: string, overrides: { modelRef?: string; modelPreset?: string; agent?: AgentConfig } = {}): Promise<AgentProfile> {
     const named = this.config.agents.named;
     const agentName = name && name !== "nanobot" ? name : defaultAgentName(this.config);
     if (name && name !== "nanobot" && !named[name]) {
@@ -254,7 +254,13 @@ export class Runtime {
     const agent = overrides.agent ?? (agentName ? named[agentName] : undefined);
     const defaults = this.config.agents.defaults;
     const override = overrides.modelRef;
-    const sessionPreset = override !== undefined && findPreset(this.config, override) ? override : undefined;
+    let sessionPreset = override !== undefined && findPreset(this.config, override) ? override : undefined;
+    if (overrides.modelPreset !== undefined) {
+      // A session's saved choice whose preset was since removed from the config: follow the
+      // config again, as Python does, instead of failing every turn.
+      if (findPreset(this.config, overrides.modelPreset)) sessionPreset = overrides.modelPreset;
+      else this.logger.warn(`the session's model preset "${overrides.modelPreset}" is no longer in modelPresets; using the configured model`);
+    }
     const selected = this.selectionFor(agent, sessionPreset);
     // A preset's settings apply as a whole; otherwise the agent's own fields go over the defaults'.
     const own = sessionPreset !== undefined ? undefined : agent;

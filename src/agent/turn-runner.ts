@@ -85,7 +85,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const restored = await timer.stage("restore", async () => {
     const metadata = await store.sessionMetadata(sessionKey);
     const preset = typeof metadata?.modelPreset === "string" ? metadata.modelPreset : undefined;
-    const profile = await runtime.resolveAgent(request.agent, preset ? { modelRef: preset } : {});
+    const profile = await runtime.resolveAgent(request.agent, preset ? { modelPreset: preset } : {});
     if (command) return { profile, history: [] as Message[], metadata };
     if (metadata) await store.recoverDanglingTurns(sessionKey);
     const estimator = sharedTokenEstimator(profile.modelRef);

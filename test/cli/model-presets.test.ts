@@ -122,6 +122,21 @@ describe("/model <preset> per session", () => {
   });
 });
 
+describe("a session's preset removed from the config", () => {
+  it("the session follows the configured model again, as in Python, and /model says why", async () => {
+    await writeConfig({ modelPreset: "fast" });
+    expect((await nanobot(["agent", "-s", "cli:one", "-m", "/model deep"])).code).toBe(0);
+    const { deep: _removed, ...withoutDeep } = PRESETS;
+    await writeConfig({ modelPreset: "fast" }, withoutDeep);
+    fake.enqueue({ text: "fast again" });
+    expect(await nanobot(["agent", "-s", "cli:one", "-m", "hi"])).toMatchObject({ code: 0, stdout: "fast again\n" });
+    expect(wire(0)).toMatchObject({ model: "fast-model", max_tokens: 1234 });
+    const status = await nanobot(["agent", "-s", "cli:one", "-m", "/model"]);
+    expect(status.stdout).toContain("Preset: deep was removed from modelPresets; this session follows the configured model");
+    fake.assertDone();
+  });
+});
+
 describe("fallbackModels by preset name", () => {
   it("a failing primary falls back to the named preset, with that preset's settings on the wire", async () => {
     await writeConfig({ modelPreset: "fast", fallbackModels: ["deep"] });
