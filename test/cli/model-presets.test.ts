@@ -89,6 +89,16 @@ describe("modelPresets on the wire", () => {
   });
 });
 
+describe("agents.defaults.provider forces the provider, as in Python", () => {
+  it("an OpenRouter-style model name goes to the named provider unchanged", async () => {
+    await writeConfig({ model: "anthropic/claude-opus-4-5", provider: "custom" });
+    fake.enqueue({ text: "routed" });
+    expect(await nanobot(["agent", "-m", "hi"])).toMatchObject({ code: 0, stdout: "routed\n" });
+    expect(wire(0).model).toBe("anthropic/claude-opus-4-5");
+    fake.assertDone();
+  });
+});
+
 describe("/model <preset> per session", () => {
   it("applies the preset's model, window, max tokens, temperature and effort, persists for the session only", async () => {
     await writeConfig({ model: "custom/direct-model", maxTokens: 999, temperature: 0.3, modelPreset: "fast" });
