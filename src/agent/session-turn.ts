@@ -112,6 +112,8 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       maxToolResultChars: profile.maxToolResultChars,
       contextWindow: profile.contextWindow,
       maxTokens: profile.maxTokens,
+      // agents.defaults.contextBlockLimit (the Python key): the prompt's token budget, when set.
+      ...(runtime.config.agents.defaults.contextBlockLimit !== undefined ? { contextBlockLimit: runtime.config.agents.defaults.contextBlockLimit } : {}),
       outputDir: runtime.sessionDir(sessionKey),
       workspace: runtime.workspace,
       sessionKey,

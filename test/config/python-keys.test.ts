@@ -14,6 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHANNEL_TYPES } from "../../src/channels/channel-types.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { main } from "../../src/cli/main.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
+import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { UNSUPPORTED_KEYS } from "../../src/config/python-keys.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
@@ -119,7 +121,7 @@ describe("Python keys nanobot does not act on", () => {
   it("config check names each as not supported, with the reason, and not as an unknown key", async () => {
     await withConfig(
       base({
-        agents: { defaults: { failOnToolError: true, botIcon: "🐈", contextBlockLimit: 5000 } },
+        agents: { defaults: { failOnToolError: true, botIcon: "🐈" } },
         channels: { showReasoning: true, extractDocumentText: true },
         tools: { web: { proxy: "http://127.0.0.1:3128" }, exec: { sandboxRoBinds: ["/opt"] } },
         gateway: { restartMode: "auto" },
@@ -131,7 +133,6 @@ describe("Python keys nanobot does not act on", () => {
     for (const path of [
       "agents.defaults.failOnToolError",
       "agents.defaults.botIcon",
-      "agents.defaults.contextBlockLimit",
       "channels.showReasoning",
       "channels.extractDocumentText",
       "tools.web.proxy",
@@ -211,5 +212,32 @@ describe("Python keys nanobot acts on", () => {
     expect(r.code).toBe(0);
     const tool = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === "tool");
     expect(tool?.content).toContain("from-prepended-bin");
+  });
+});
+
+describe("agents.defaults.contextBlockLimit", () => {
+  it("is the prompt's token budget: a long session is cut to fit it", async () => {
+    const store = new SqliteSessionStore({ path: join(root, "nb", "state.db") });
+    const filler = "lorem ipsum dolor sit amet ".repeat(15);
+    const history = Array.from({ length: 30 }, (_, i) => [userMessage(`question ${i} ${filler}`), assistantMessage(`answer ${i} ${filler}`)]).flat();
+    await store.appendMessages("cli:long", history);
+    await store.close();
+    const sent = (i: number) => (fake.requests[i]?.body as { messages: Array<{ role: string }> }).messages;
+
+    await withConfig(base());
+    fake.enqueue({ text: "full" });
+    expect((await run(["agent", "-m", "now", "-s", "cli:long"])).code).toBe(0);
+    const full = sent(0).length;
+    expect(full).toBeGreaterThanOrEqual(62);
+
+    // A budget well under the whole prompt but above the system prompt and tools.
+    const limit = Math.floor(JSON.stringify(fake.requests[0]?.body).length / 4) - 3_000;
+    await withConfig(base({ agents: { defaults: { contextBlockLimit: limit } } }));
+    fake.enqueue({ text: "cut" });
+    const r = await run(["agent", "-m", "again", "-s", "cli:long"]);
+    expect(r.code).toBe(0);
+    const cut = sent(1);
+    expect(cut.length).toBeLessThan(full);
+    expect(JSON.stringify(cut.at(-1))).toContain("again");
   });
 });
