@@ -34,7 +34,7 @@ import { FALLBACK_MODELS } from "./default-models.js";
 import { activeSelection, defaultSelection, fallbackSelection, findPreset } from "../config/model-presets.js";
 import type { ModelSelection } from "../config/model-presets.js";
 import { withFallback } from "../providers/fallback.js";
-import { llmTimeoutMs } from "../providers/llm-timeout.js";
+import { llmTimeoutMs, streamingTimeoutMs } from "../providers/llm-timeout.js";
 import { withGeneration } from "../providers/registry.js";
 
 export { FALLBACK_MODELS } from "./default-models.js";
@@ -272,7 +272,8 @@ export class Runtime {
       temperature: own?.temperature ?? selected.temperature,
     };
     const modelRef = selection.modelRef;
-    const retry = { mode: defaults.providerRetryMode, wallTimeoutMs: llmTimeoutMs(defaults.llmTimeoutS, this.env) };
+    const wallTimeoutMs = llmTimeoutMs(defaults.llmTimeoutS, this.env);
+    const retry = { mode: defaults.providerRetryMode, wallTimeoutMs, streamingWallTimeoutMs: streamingTimeoutMs(wallTimeoutMs) };
     const resolveOptions = { retry, contextWindow: selection.contextWindow };
     const primary = this.registry.resolveModel(modelRef, resolveOptions);
     // Fallbacks by preset name bring their own settings (Python's rule; see fallbackSelection).

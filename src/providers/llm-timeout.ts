@@ -1,6 +1,7 @@
 /**
  * How long one model call may take, as the Python nanobot decides it: `agents.defaults.llmTimeoutS`
- * when set, else `NANOBOT_LLM_TIMEOUT_S`, else 300 s; 0 (or less) turns the limit off. A stalled
+ * when set, else `NANOBOT_LLM_TIMEOUT_S`, else 300 s; 0 (or less) turns the limit off. Once the
+ * answer streams, the limit becomes max(300 s, 2 × that), as Python allows streams. A stalled
  * stream has its own, shorter limit: `NANOBOT_STREAM_IDLE_TIMEOUT_S` (default 90 s, at most
  * 3600 s; an invalid or non-positive value keeps the default, as in Python).
  */
@@ -23,6 +24,14 @@ export function llmTimeoutMs(configured: number | undefined, env: Record<string,
   }
   seconds ??= DEFAULT_LLM_TIMEOUT_S;
   return seconds > 0 ? Math.round(seconds * 1000) : 0;
+}
+
+/**
+ * The limit once an answer is streaming: Python's max(300 s, 2 × the LLM timeout), so a small
+ * `llmTimeoutS` ends a silent model fast without cutting a long answer that keeps arriving.
+ */
+export function streamingTimeoutMs(wallMs: number): number {
+  return wallMs > 0 ? Math.max(DEFAULT_LLM_TIMEOUT_S * 1000, 2 * wallMs) : 0;
 }
 
 /** `NANOBOT_STREAM_IDLE_TIMEOUT_S` in ms, or undefined when unset (the adapters' 90 s default applies). */

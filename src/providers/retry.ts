@@ -22,6 +22,12 @@ export interface RetryOptions {
    * `llmTimeoutS` / `NANOBOT_LLM_TIMEOUT_S` (see llm-timeout.ts). A timed-out attempt is retried.
    */
   wallTimeoutMs?: number;
+  /**
+   * The limit once the answer is streaming (default: `wallTimeoutMs`). Python allows a streaming
+   * answer max(300 s, 2 × the LLM timeout): a long answer arriving steadily is not cut, while a
+   * stalled one is ended by the stream-idle limit.
+   */
+  streamingWallTimeoutMs?: number;
   /** Upper bound for any single wait, including server-requested ones (default 60 s). */
   maxDelayMs?: number;
   sleep?: SleepFunction;
@@ -53,6 +59,7 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
   const sleep = options.sleep ?? realSleep;
   const wallMs = options.wallTimeoutMs ?? DEFAULT_WALL_TIMEOUT_MS;
   const maxDelay = options.maxDelayMs ?? PERSISTENT_MAX_DELAY_MS;
+  const streamingWallMs = options.streamingWallTimeoutMs ?? wallMs;
 
   /** Runs one attempt, forwarding its events; resolves or rejects with the attempt's outcome. */
   async function attemptOnce(
@@ -66,13 +73,24 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
     if (signal?.aborted) onAbort();
     signal?.addEventListener("abort", onAbort, { once: true });
     let timedOut = false;
-    const timer =
-      wallMs > 0
-        ? setTimeout(() => {
-            timedOut = true;
-            controller.abort();
-          }, wallMs)
-        : undefined;
+    const arm = (ms: number) =>
+      setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, ms);
+    const begun = Date.now();
+    let limitMs = wallMs;
+    let timer = wallMs > 0 ? arm(wallMs) : undefined;
+    let extended = false;
+    const onContent = (): void => {
+      state.streamed = true;
+      if (extended || timer === undefined || streamingWallMs <= wallMs) return;
+      // The answer is arriving: from here the (longer) streaming limit counts, from the start.
+      extended = true;
+      clearTimeout(timer);
+      limitMs = streamingWallMs;
+      timer = arm(Math.max(0, streamingWallMs - (Date.now() - begun)));
+    };
     try {
       const inner = model.stream(request, controller.signal);
       // Only the first attempt's `start` reaches the caller.
@@ -82,13 +100,11 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
         state.started = true;
         return false;
       };
-      await forwardEvents(inner, out, skipRepeatedStart, () => {
-        state.streamed = true;
-      });
+      await forwardEvents(inner, out, skipRepeatedStart, onContent);
       return await inner.result();
     } catch (err) {
       if (timedOut && !signal?.aborted) {
-        throw new ProviderError(`${model.provider}/${model.model}: no complete answer within ${formatSeconds(wallMs)} (the LLM timeout: llmTimeoutS / NANOBOT_LLM_TIMEOUT_S)`, {
+        throw new ProviderError(`${model.provider}/${model.model}: no complete answer within ${formatSeconds(limitMs)} (the LLM timeout: llmTimeoutS / NANOBOT_LLM_TIMEOUT_S)`, {
           kind: "timeout",
           provider: model.provider,
           model: model.model,

@@ -65,6 +65,16 @@ describe("llmTimeoutS bounds every model call", () => {
     fake.assertDone();
   });
 
+  it("an answer that keeps streaming is not cut by a small llmTimeoutS (Python's max(300 s, 2×) for streams)", async () => {
+    await writeConfig({ llmTimeoutS: 0.5 });
+    // Six chunks 300 ms apart: the whole answer takes longer than the limit, each gap is short.
+    fake.enqueue({ text: "one two three four five six", chunkSize: 4, chunkDelayMs: 300 });
+    const r = await nanobot(["agent", "-m", "hi"]);
+    expect(r).toMatchObject({ code: 0, stdout: "one two three four five six\n" });
+    expect(fake.requests).toHaveLength(1);
+    fake.assertDone();
+  });
+
   it("the config key wins over the environment; 0 turns the limit off", async () => {
     await writeConfig({ llmTimeoutS: 0 });
     // With the limit off, a 1 s answer is waited for although the environment says 0.2 s.
