@@ -16,7 +16,7 @@ import {
   HEARTBEAT_SESSION_KEY,
   runHeartbeat,
 } from "../cron/heartbeat.js";
-import type { CronJob } from "../cron/types.js";
+import type { CronJob, CronSchedule } from "../cron/types.js";
 import { parseSessionKey } from "../session/keys.js";
 import type { AgentLoop } from "./agent-loop.js";
 
@@ -115,8 +115,18 @@ export function installSystemJobs(service: CronService, config: NanobotConfig): 
       sessionKey: HEARTBEAT_SESSION_KEY,
     });
   }
-  const dream = config.agents.defaults.dream as { enabled?: unknown } | undefined;
+  const dream = config.agents.defaults.dream;
   if (dream?.enabled !== false) {
-    service.ensure({ id: DREAM_JOB_ID, name: "dream", message: "Update long-term memory", schedule: { kind: "every", everyMs: DREAM_INTERVAL_MS }, sessionKey: "system:dream" });
+    // dream.cron (the Python nanobot's legacy override) wins over dream.intervalH.
+    const schedule: CronSchedule = dream?.cron
+      ? { kind: "cron", expr: dream.cron, ...(config.agents.defaults.timezone ? { tz: config.agents.defaults.timezone } : {}) }
+      : { kind: "every", everyMs: dream?.intervalH ? dream.intervalH * 3_600_000 : DREAM_INTERVAL_MS };
+    // The job outlives the process (cron store): a changed schedule in the config replaces it.
+    const existing = service.get(DREAM_JOB_ID);
+    if (existing && JSON.stringify(existing.schedule) !== JSON.stringify(schedule)) service.remove(DREAM_JOB_ID, { force: true });
+    service.ensure({ id: DREAM_JOB_ID, name: "dream", message: "Update long-term memory", schedule, sessionKey: "system:dream" });
+  } else if (service.get(DREAM_JOB_ID)) {
+    // Installed by an earlier start: `enabled: false` must stop it, not only skip installing it.
+    service.remove(DREAM_JOB_ID, { force: true });
   }
 }

@@ -59,7 +59,10 @@ export const agentDefaultsSchema = z
     toolHintMaxLength: positiveInt().optional(),
     llmTimeoutS: nonNegativeNumber().optional(),
     disabledSkills: stringArray().optional(),
-    dream: z.looseObject({}).optional(),
+    dream: z
+      .looseObject({ enabled: bool().optional(), intervalH: positiveInt().optional(), cron: str().optional() })
+      .optional()
+      .describe("The Dream memory job: enabled, every intervalH hours (default 2), or a cron expression"),
   })
   .describe("Settings every agent inherits unless it overrides them");
 

@@ -1,0 +1,54 @@
+/**
+ * `agents.defaults.dream.intervalH` / `dream.cron` (Python nanobot keys) set the Dream job the
+ * gateway installs, and a changed value replaces the stored job on the next start.
+ */
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Runtime } from "../../src/agent/runtime.js";
+import { resolveConfig } from "../../src/config/index.js";
+import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
+import type { CronJob } from "../../src/cron/types.js";
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "nanobot-dream-"));
+  await mkdir(join(root, "ws"), { recursive: true });
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function dreamJob(dream: Record<string, unknown> | undefined): Promise<CronJob | undefined> {
+  const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
+  const { config } = resolveConfig(
+    {
+      providers: { custom: { apiBase: "http://127.0.0.1:9/v1", apiKey: "sk-dream-0001" } },
+      agents: { defaults: { model: "custom/m", workspace: join(root, "ws"), timezone: "Asia/Shanghai", ...(dream ? { dream } : {}) } },
+    },
+    { env, cwd: root, envProviders: false },
+  );
+  const assistant = await startAssistantGateway(new Runtime({ config, home: join(root, "home"), env }), { port: 0 });
+  try {
+    return assistant.cron.get("dream");
+  } finally {
+    await assistant.close();
+  }
+}
+
+describe("the Dream schedule", () => {
+  it("follows dream.intervalH, then dream.cron, then the default, across restarts", async () => {
+    expect((await dreamJob({ intervalH: 5 }))?.schedule).toEqual({ kind: "every", everyMs: 5 * 3_600_000 });
+    expect((await dreamJob({ intervalH: 5, cron: "0 3 * * *" }))?.schedule).toEqual({ kind: "cron", expr: "0 3 * * *", tz: "Asia/Shanghai" });
+    expect((await dreamJob(undefined))?.schedule).toEqual({ kind: "every", everyMs: 2 * 3_600_000 });
+    // enabled: false removes the job an earlier start installed.
+    expect(await dreamJob({ enabled: false, intervalH: 5 })).toBeUndefined();
+  });
+
+  it("refuses a non-positive intervalH with the key named", () => {
+    expect(() =>
+      resolveConfig({ agents: { defaults: { dream: { intervalH: 0 } } } }, { env: { HOME: root }, cwd: root, envProviders: false }),
+    ).toThrow(/agents\.defaults\.dream\.intervalH/);
+  });
+});
