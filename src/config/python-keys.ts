@@ -28,7 +28,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["agents", "defaults", "failOnToolError"], fine: isFalse, reason: "a failing tool call is always returned to the model as the tool's result (an error result) so it can recover; the turn is not stopped" },
   { path: ["agents", "defaults", "botName"], fine: (v) => v === "nanobot", reason: "the terminal always says nanobot" },
   { path: ["agents", "defaults", "botIcon"], reason: "the terminal shows no bot icon" },
-  { path: ["agents", "defaults", "timezoneMode"], fine: (v) => v === "manual", reason: "nanobot uses agents.defaults.timezone as written (the system zone when it is unset); it does not re-detect the zone at start" },
   { path: ["agents", "defaults", "memoryWindow"], reason: "the old Python key; nanobot replays agents.defaults.maxMessages messages (default 120)" },
   { path: ["agents", "defaults", "dream", "modelOverride"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
   { path: ["agents", "defaults", "dream", "model"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
@@ -110,4 +109,18 @@ function matches(doc: PlainObject, pattern: readonly string[]): Array<{ parent: 
   }
   const last = pattern.at(-1)!;
   return frontier.filter(({ node }) => last in node).map(({ node, path }) => ({ parent: node, key: last, path: [...path, last] }));
+}
+
+/**
+ * `agents.defaults.timezoneMode` (Python): "auto" means the system's zone, whatever `timezone`
+ * the file still holds from when it was written; "manual" means `timezone` as written.
+ */
+export function applyTimezoneMode(doc: PlainObject): void {
+  const agents = doc.agents;
+  const defaults = isPlainObject(agents) ? agents.defaults : undefined;
+  if (!isPlainObject(defaults)) return;
+  const mode = defaults.timezoneMode;
+  if (mode !== "auto" && mode !== "manual" && mode !== null) return;
+  if (mode === "auto") delete defaults.timezone;
+  delete defaults.timezoneMode;
 }

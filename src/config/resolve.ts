@@ -13,7 +13,7 @@ import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
 import type { DeclaredEnv, Env } from "./interpolate.js";
 import { normalizeConfig } from "./normalize.js";
-import { takeUnsupportedKeys } from "./python-keys.js";
+import { applyTimezoneMode, takeUnsupportedKeys } from "./python-keys.js";
 import type { PlainObject } from "./normalize.js";
 import { defaultWorkspace, resolvePath } from "./paths.js";
 import { configSchema } from "./schema.js";
@@ -55,6 +55,7 @@ export function prepareDocument(raw: PlainObject, file: string, env: Env): { doc
 export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolved {
   // Python keys nanobot does not act on: one "not supported" line each, then out of the way.
   const working = structuredClone(doc);
+  applyTimezoneMode(working);
   const unsupported = takeUnsupportedKeys(working, opts.file);
   const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
   warnings.unshift(...unsupported);

@@ -241,3 +241,25 @@ describe("agents.defaults.contextBlockLimit", () => {
     expect(JSON.stringify(cut.at(-1))).toContain("again");
   });
 });
+
+describe("agents.defaults.timezoneMode", () => {
+  const zoneLine = (): string => {
+    const system = (fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> }).messages[0]!.content;
+    return /Current time: .*$/m.exec(system)?.[0] ?? "";
+  };
+
+  it('"manual" uses timezone as written; "auto" ignores it for the system zone', async () => {
+    await withConfig(base({ agents: { defaults: { timezone: "Asia/Shanghai", timezoneMode: "manual" } } }));
+    fake.enqueue({ text: "ok" });
+    expect((await run(["agent", "-m", "hi"])).code).toBe(0);
+    expect(zoneLine()).toContain("(Asia/Shanghai)");
+
+    await withConfig(base({ agents: { defaults: { timezone: "Asia/Shanghai", timezoneMode: "auto" } } }));
+    fake.enqueue({ text: "ok" });
+    const r = await run(["agent", "-m", "hi"]);
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain("timezoneMode");
+    expect(zoneLine()).not.toContain("Asia/Shanghai");
+  });
+});
+
