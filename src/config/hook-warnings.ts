@@ -1,15 +1,16 @@
 /**
  * `config check` notes for the Go hook blocks, so a hook that can never run is not silent:
  * an agent hook name other than config / request / response (or `*`), an MCP message hook
- * for a method that is not hooked here, and a target that names
+ * for the handshake (not hooked) or for a name that is no MCP method, and a target that names
  * a server the config does not have.
  */
 import { parseHookKey } from "../mcp/hook-keys.js";
-import { HOOKED_METHODS } from "../mcp/message-hooks.js";
+import { MCP_METHODS, UNHOOKED_METHODS } from "../mcp/message-hooks.js";
 import type { NanobotConfig } from "./schema.js";
 
 const AGENT_HOOKS = new Set(["config", "request", "response", "*"]);
-const MESSAGE_HOOKS = new Set<string>([...HOOKED_METHODS, "*"]);
+const MESSAGE_HOOKS = new Set<string>([...MCP_METHODS, "*"]);
+const HANDSHAKE = new Set<string>(UNHOOKED_METHODS);
 /** Go's built-in config hook: handled in-process, not an MCP server of the config. */
 const BUILTIN_TARGETS = new Set(["nanobot.system/config"]);
 
@@ -51,7 +52,8 @@ export function hookWarnings(config: NanobotConfig, file: string): string[] {
     const where = `mcpServers.${name}.hooks`;
     for (const key of Object.keys(server.hooks)) {
       const method = parseHookKey(key).name;
-      if (!MESSAGE_HOOKS.has(method)) out.push(`${file}: ${where}."${key}": only ${HOOKED_METHODS.join(", ")} messages are hooked; this hook never runs`);
+      if (HANDSHAKE.has(method)) out.push(`${file}: ${where}."${key}": the MCP handshake (${UNHOOKED_METHODS.join(", ")}) is not hooked; this hook never runs`);
+      else if (!MESSAGE_HOOKS.has(method)) out.push(`${file}: ${where}."${key}": "${method}" is not an MCP method a client sends or receives; this hook never runs`);
     }
     out.push(...unknownTargets(config, file, where, server.hooks));
   }

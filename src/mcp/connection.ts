@@ -29,6 +29,8 @@ import { listAll } from "./paging.js";
 import { PausableTimer } from "./pausable-timer.js";
 import { isTransientTransportError } from "./transient.js";
 import { createTransport, expandVars } from "./transport.js";
+import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
+import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
 import { scrubSecretText } from "../core/scrub.js";
 import type { BuiltTransport } from "./transport.js";
@@ -53,6 +55,8 @@ export interface CallOptions {
   onProgress?: ProgressFn;
   /** Session key of the turn making the call: whom to ask when the server elicits meanwhile. */
   caller?: string;
+  /** A hook tool's own call: passes the server's MCP message hooks unhooked. */
+  unhooked?: boolean;
 }
 
 interface InFlightCall {
@@ -65,6 +69,8 @@ export type ConnectionOptions = McpManagerOptions & {
   connectTimeoutMs: number;
   retryDelayMs: number;
   sleep: (ms: number) => Promise<void>;
+  /** How the server's MCP message hooks (`spec.hooks`) call their hook tools. */
+  hookCaller?: HookCaller;
 };
 
 const EMPTY_LISTING: ServerListing = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
@@ -140,9 +146,10 @@ export class McpConnection {
       // has dispatched the last progress notification (see fixtures/mcp/README.md).
       const token = options.onProgress ? `${this.name}-${++this.progressSeq}` : undefined;
       if (token && options.onProgress) this.progressHandlers.set(token, options.onProgress);
+      const meta = { ...(token ? { progressToken: token } : {}), ...(options.unhooked ? { [UNHOOKED_META_KEY]: true } : {}) };
       try {
         const result = await client.callTool(
-          { name: tool, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
+          { name: tool, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) },
           CallToolResultSchema,
           // The SDK's own limit is only a backstop behind ours (which a pending elicitation holds).
           { signal: controller.signal, timeout: options.timeoutMs + 5_000 + (this.options.elicitation ? ELICITATION_TIMEOUT_MS : 0) },
@@ -185,6 +192,9 @@ export class McpConnection {
     try {
       return await op(client);
     } catch (err) {
+      // A message hook's rejection: its reason is the whole error (no SDK "MCP error -32042:" prefix).
+      const rejected = hookRejectionText(err);
+      if (rejected) throw new Error(rejected, { cause: err });
       if (!isTransientTransportError(err) || signal?.aborted || this.closed) throw err;
       this.options.log?.("warn", "MCP transport error, reconnecting", { server: this.name, error: errorMessage(err) });
       if (this.client === client) await this.dropClient();
@@ -225,7 +235,13 @@ export class McpConnection {
       }, timeoutMs);
     });
     try {
-      await Promise.race([client.connect(built.transport, { signal: controller.signal, timeout: timeoutMs }), timeout]);
+      // MCP message hooks see every message on the wire (src/mcp/hooked-transport.ts).
+      const hooks = this.spec.hooks && Object.keys(this.spec.hooks).length > 0 ? this.spec.hooks : undefined;
+      const transport =
+        hooks && this.options.hookCaller
+          ? new HookedTransport(built.transport, { server: this.name, hooks, call: this.options.hookCaller, ...(this.options.log ? { log: this.options.log } : {}) })
+          : built.transport;
+      await Promise.race([client.connect(transport, { signal: controller.signal, timeout: timeoutMs }), timeout]);
     } catch (err) {
       await client.close().catch(() => undefined);
       const tail = built.stderrTail();

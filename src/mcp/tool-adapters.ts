@@ -11,10 +11,6 @@ import type { McpConnection } from "./connection.js";
 import { ELICITATION_TIMEOUT_MS } from "./elicitation-router.js";
 import { fitToolName, mcpToolName } from "./names.js";
 import type { McpToolKind } from "./names.js";
-import type { McpLogFn } from "./types.js";
-import type { HookCaller } from "./hooks.js";
-import { callToolWithHooks, exchangeWithHooks } from "./message-hooks.js";
-import type { MessageHookHost } from "./message-hooks.js";
 import { mapCallToolResult, mapPromptResult, mapReadResourceResult } from "./result-mapping.js";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -85,7 +81,7 @@ function exposedTools(conn: McpConnection, tools: readonly McpTool[]): Array<{ t
   return out;
 }
 
-function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: number, naming: McpToolNaming, hookHost?: MessageHookHost): McpToolEntry {
+function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: number, naming: McpToolNaming): McpToolEntry {
   const tool: Tool = {
     name: naming === "go" ? fitToolName(exposed) : mcpToolName(conn.name, exposed),
     description: t.description ?? t.title ?? t.annotations?.title ?? t.name,
@@ -101,9 +97,7 @@ function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: nu
           ...(ctx.progress ? { onProgress: ctx.progress } : {}),
           ...(ctx.sessionKey ? { caller: ctx.sessionKey } : {}),
         };
-        const send = (name: string, a: Record<string, unknown>): ReturnType<McpConnection["callTool"]> => conn.callTool(name, a, options);
-        const result = hookHost ? await callToolWithHooks(hookHost, t.name, args, send, signal) : await send(t.name, args);
-        return mapCallToolResult(result);
+        return mapCallToolResult(await conn.callTool(t.name, args, options));
       } catch (err) {
         return errorOutput(err);
       }
@@ -112,23 +106,6 @@ function mcpTool(conn: McpConnection, t: McpTool, exposed: string, timeoutMs: nu
   return { tool, server: conn.name, kind: "tool", sourceName: t.name, exposedName: exposed };
 }
 
-/** `prompts/get` through the server's message hooks (when it has any). */
-export function hookedGetPrompt(conn: McpConnection, host: MessageHookHost | undefined, name: string, args: Record<string, string>, signal?: AbortSignal): ReturnType<McpConnection["getPrompt"]> {
-  if (!host) return conn.getPrompt(name, args, signal);
-  const send = (p: Record<string, unknown>): ReturnType<McpConnection["getPrompt"]> =>
-    conn.getPrompt(typeof p.name === "string" ? p.name : name, isStringMap(p.arguments) ? p.arguments : args, signal);
-  return exchangeWithHooks(host, "prompts/get", { name, arguments: args }, send, signal);
-}
-
-/** `resources/read` through the server's message hooks (when it has any). */
-function hookedReadResource(conn: McpConnection, host: MessageHookHost | undefined, uri: string, signal?: AbortSignal): ReturnType<McpConnection["readResource"]> {
-  if (!host) return conn.readResource(uri, signal);
-  return exchangeWithHooks(host, "resources/read", { uri }, (p) => conn.readResource(typeof p.uri === "string" ? p.uri : uri, signal), signal);
-}
-
-function isStringMap(value: unknown): value is Record<string, string> {
-  return typeof value === "object" && value !== null && Object.values(value).every((v) => typeof v === "string");
-}
 
 function stringArgs(args: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -139,7 +116,7 @@ function stringArgs(args: Record<string, unknown>): Record<string, string> {
   return out;
 }
 
-function promptTool(conn: McpConnection, p: Prompt, hookHost?: MessageHookHost): McpToolEntry {
+function promptTool(conn: McpConnection, p: Prompt): McpToolEntry {
   const properties: Record<string, JsonSchema> = {};
   for (const a of p.arguments ?? []) properties[a.name] = { type: "string", ...(a.description ? { description: a.description } : {}) };
   const required = (p.arguments ?? []).filter((a) => a.required === true).map((a) => a.name);
@@ -150,7 +127,7 @@ function promptTool(conn: McpConnection, p: Prompt, hookHost?: MessageHookHost):
     readOnly: true,
     async execute(args, _ctx, signal) {
       try {
-        return mapPromptResult(await hookedGetPrompt(conn, hookHost, p.name, stringArgs(args), signal));
+        return mapPromptResult(await conn.getPrompt(p.name, stringArgs(args), signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -159,7 +136,7 @@ function promptTool(conn: McpConnection, p: Prompt, hookHost?: MessageHookHost):
   return { tool, server: conn.name, kind: "prompt", sourceName: p.name, exposedName: p.name };
 }
 
-function resourceTool(conn: McpConnection, r: Resource, hookHost?: MessageHookHost): McpToolEntry {
+function resourceTool(conn: McpConnection, r: Resource): McpToolEntry {
   const tool: Tool = {
     name: mcpToolName(conn.name, r.name, "resource"),
     description: `Read the MCP resource ${r.uri}${r.description ? `: ${r.description}` : ""}`,
@@ -167,7 +144,7 @@ function resourceTool(conn: McpConnection, r: Resource, hookHost?: MessageHookHo
     readOnly: true,
     async execute(_args, _ctx, signal) {
       try {
-        return mapReadResourceResult(await hookedReadResource(conn, hookHost, r.uri, signal));
+        return mapReadResourceResult(await conn.readResource(r.uri, signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -188,7 +165,7 @@ export function expandUriTemplate(template: string, values: Record<string, strin
   return template.replace(SIMPLE_VARIABLE, (_m, name: string) => encodeURIComponent(values[name] ?? ""));
 }
 
-function templateTool(conn: McpConnection, t: ResourceTemplate, hookHost?: MessageHookHost): McpToolEntry | undefined {
+function templateTool(conn: McpConnection, t: ResourceTemplate): McpToolEntry | undefined {
   const variables = simpleTemplateVariables(t.uriTemplate);
   if (!variables || variables.length === 0) return undefined;
   const properties = Object.fromEntries(variables.map((v) => [v, { type: "string" }]));
@@ -199,7 +176,7 @@ function templateTool(conn: McpConnection, t: ResourceTemplate, hookHost?: Messa
     readOnly: true,
     async execute(args, _ctx, signal) {
       try {
-        return mapReadResourceResult(await hookedReadResource(conn, hookHost, expandUriTemplate(t.uriTemplate, stringArgs(args)), signal));
+        return mapReadResourceResult(await conn.readResource(expandUriTemplate(t.uriTemplate, stringArgs(args)), signal));
       } catch (err) {
         return errorOutput(err);
       }
@@ -213,15 +190,17 @@ export function buildServerTools(
   conn: McpConnection,
   defaultTimeoutMs: number,
   naming: McpToolNaming = "python",
-  hooks?: { call: HookCaller; log?: McpLogFn },
 ): McpToolEntry[] {
   const { tools, prompts, resources, resourceTemplates } = conn.listing;
   const timeoutMs = toolTimeoutMs(conn, defaultTimeoutMs);
-  const hookHost = hooks && conn.spec.hooks ? { server: conn.name, hooks: conn.spec.hooks, ...hooks } : undefined;
+  const own = exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming));
+  // The Go nanobot offers a server's tools only; its prompts and resources stay MCP prompts
+  // and resources (instructions, MCP-UI prompt actions), not tools.
+  if (naming === "go") return own;
   return [
-    ...exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming, hookHost)),
-    ...prompts.map((p) => promptTool(conn, p, hookHost)),
-    ...resources.map((r) => resourceTool(conn, r, hookHost)),
-    ...resourceTemplates.map((t) => templateTool(conn, t, hookHost)).filter((e): e is McpToolEntry => e !== undefined),
+    ...own,
+    ...prompts.map((p) => promptTool(conn, p)),
+    ...resources.map((r) => resourceTool(conn, r)),
+    ...resourceTemplates.map((t) => templateTool(conn, t)).filter((e): e is McpToolEntry => e !== undefined),
   ];
 }

@@ -105,9 +105,13 @@ export async function expandPromptAction(
   if ("renderedText" in action) return action.renderedText;
   const mcp = await manager();
   const offered = new Set(tools.map((t) => t.name));
-  const entry = entriesNamed(mcp.toolEntries(), action.promptName, "prompt").find((e) => offered.has(e.tool.name));
-  if (!entry) throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" not found among this agent's MCP servers`);
-  const result = await mcp.getPrompt(entry.server, entry.sourceName, action.params, signal);
+  // The agent's servers: those it is offered anything of (a Go-style config offers no prompt tools).
+  const servers = new Set(mcp.toolEntries().filter((e) => offered.has(e.tool.name)).map((e) => e.server));
+  const ref = action.promptName.includes("/") ? parseToolRef(action.promptName) : undefined;
+  const wanted = ref?.tool ?? action.promptName;
+  const server = [...servers].find((s) => (!ref || ref.server === s) && mcp.connection(s)?.listing.prompts.some((p) => p.name === wanted));
+  if (!server) throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" not found among this agent's MCP servers`);
+  const result = await mcp.getPrompt(server, wanted, action.params, signal);
   const text = promptText(result);
   if (text.trim() === "") throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" has no text`);
   return text;

@@ -268,17 +268,15 @@ describe("MCP message hooks (mcpServers.<x>.hooks)", () => {
   );
 
   it(
-    "a prompts/get hook that rejects: the prompt tool answers with the reason, the prompt is not fetched",
+    "a prompts/get hook that rejects: an MCP-UI prompt action fails with the reason, the prompt is not fetched",
     async () => {
       const config = await writeConfig(
         { tools: ["tools"] },
         { tools: server({ TOOLS: "lookup" }, { hooks: { "prompts/get?name=greeting": ["hooks/msg_reject"] } }), hooks: server() },
       );
-      fake.enqueue({ toolCalls: [{ id: "call_p", name: "mcp_tools_prompt_greeting", arguments: {} }] }, { text: "ok" });
-      await nanobot(config, "greet");
-      expect(offered(0)).toContain("mcp_tools_prompt_greeting");
-      expect(toolResult(1)).toContain("deleting files is not allowed here");
-      expect(toolResult(1)).not.toContain("hello from the prompt");
+      const r = await nanobot(config, JSON.stringify({ type: "prompt", payload: { promptName: "greeting" } }));
+      expect(r.out + r.err).toContain("deleting files is not allowed here");
+      expect(fake.requests).toHaveLength(0);
       const seen = (await recorded()).find((x) => x.tool === "msg_reject")!.payload as { message: { method: string; params: unknown } };
       expect(seen.message).toMatchObject({ method: "prompts/get", params: { name: "greeting" } });
     },
@@ -347,8 +345,8 @@ describe("tool references and names in a Go-style config", () => {
       fake.enqueue({ toolCalls: [{ id: "call_w", name: "get_weather", arguments: { city: "Oslo" } }] }, { text: "ok" });
       await nanobot(config, "weather?");
       expect(offered(0)).toEqual(expect.arrayContaining(["get_weather", "lookup", "record"]));
-      // Only the server's prompts keep nanobot's mcp_<server>_prompt_<name> (Go offers no prompt tools).
-      expect(offered(0).filter((n) => n.startsWith("mcp_"))).toEqual(["mcp_tools_prompt_greeting"]);
+      // Go offers a server's tools only: no prompt or resource tools either.
+      expect(offered(0).filter((n) => n.startsWith("mcp_"))).toEqual([]);
       expect(toolResult(1)).toContain("sunny in Oslo");
     },
     TIMEOUT,
@@ -368,7 +366,8 @@ describe("tool references and names in a Go-style config", () => {
       );
       fake.enqueue({ toolCalls: [{ id: "call_w", name: "mcp_tools_get_weather", arguments: { city: "Bern" } }] }, { text: "ok" });
       await nanobot(file, "weather?");
-      expect(offered(0)).toEqual(expect.arrayContaining(["mcp_tools_get_weather", "exec", "read_file"]));
+      // ...and, unlike a Go-style config, its prompts as mcp_<server>_prompt_<name> tools.
+      expect(offered(0)).toEqual(expect.arrayContaining(["mcp_tools_get_weather", "mcp_tools_prompt_greeting", "exec", "read_file"]));
       expect(offered(0)).not.toContain("get_weather");
       expect(toolResult(1)).toContain("sunny in Bern");
     },
@@ -429,7 +428,7 @@ describe("mcp list", () => {
       const listed = JSON.parse(r.out) as Array<{ server: string; tools: Array<{ name: string; sourceTool?: string }> }>;
       const names = listed[0]!.tools.map((t) => t.name);
       expect(names).toContain("wx_get_weather");
-      expect(names.filter((n) => n.startsWith("mcp_"))).toEqual(["mcp_tools_prompt_greeting"]);
+      expect(names.filter((n) => n.startsWith("mcp_"))).toEqual([]);
     },
     TIMEOUT,
   );
@@ -437,18 +436,26 @@ describe("mcp list", () => {
 
 describe("config check", () => {
   it(
-    "names hooks that can never run: an unknown agent hook, a message hook for another method, a target on no server",
+    "names hooks that can never run: an unknown agent hook, a message hook for the handshake or a name that is no MCP method, a target on no server",
     async () => {
       const config = await writeConfig(
         { hooks: { confg: ["hooks/record"], request: ["nowhere/x"], config: ["nanobot.system/config"] } },
-        { hooks: server({}, { hooks: { "resources/subscribe": ["hooks/record"], "tools/call?direction=request": ["hooks/msg_reject"] } }) },
+        {
+          hooks: server(
+            {},
+            { hooks: { "tool/call": ["hooks/record"], initialize: ["hooks/record"], "resources/subscribe": ["hooks/record"], "tools/call?direction=request": ["hooks/msg_reject"] } },
+          ),
+        },
       );
       const r = await cli(["--config", config, "config", "check"]);
       const text = r.out + r.err;
       expect(text).toContain('agents.main.hooks."confg" is not a hook an agent runs');
       expect(text).toContain('agents.main.hooks."request" names "nowhere/x", but "nowhere" is not in mcpServers');
-      expect(text).toContain('mcpServers.hooks.hooks."resources/subscribe": only tools/call, prompts/get, resources/read messages are hooked');
-      expect(text).not.toContain('"tools/call?direction=request": only');
+      expect(text).toContain('mcpServers.hooks.hooks."tool/call": "tool/call" is not an MCP method a client sends or receives; this hook never runs');
+      expect(text).toContain('mcpServers.hooks.hooks."initialize": the MCP handshake (initialize, notifications/initialized) is not hooked');
+      // Every other MCP method is hooked now, in both directions.
+      expect(text).not.toMatch(/"resources\/subscribe": ("resources|the MCP handshake)/);
+      expect(text).not.toMatch(/"tools\/call\?direction=request": ("tools|the MCP handshake)/);
       expect(text).not.toContain('names "nanobot.system/config"');
       expect(text).not.toContain('"nanobot.system/config" is not');
     },

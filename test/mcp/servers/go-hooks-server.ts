@@ -2,7 +2,8 @@
  * A stdio MCP server for the Go-nanobot hook tests: plain tools (`get_weather`, `delete_file`,
  * `lookup`, `shared`), a prompt (`greeting`) and hook tools that append each payload they get to `$RECORD_FILE`
  * (one JSON line `{tool, payload}`) and transform it. `$TOOLS` (comma-separated) limits the
- * plain tools listed, so two instances can share or not share names. Run with `node --import tsx`.
+ * plain tools listed, so two instances can share or not share names. `ask_model` asks the
+ * client's model (sampling/createMessage), `log_note` sends a logging notification first. Run with `node --import tsx`.
  */
 import { appendFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -19,6 +20,8 @@ const PLAIN = [
   { name: "delete_file", description: "Deletes a file", inputSchema: { type: "object" as const, properties: { path: { type: "string" } } } },
   { name: "lookup", description: "Looks something up", inputSchema: anyObject },
   { name: "shared", description: `A tool every instance has (${process.env.SERVER_ID ?? "?"})`, inputSchema: anyObject },
+  { name: "ask_model", description: "Asks the client's model (sampling) and returns its answer", inputSchema: anyObject },
+  { name: "log_note", description: "Sends a logging notification, then answers", inputSchema: anyObject },
 ];
 const HOOKS = [
   "record",
@@ -35,6 +38,7 @@ const HOOKS = [
   "response_rewrite",
   "msg_reject",
   "msg_mutate",
+  "msg_censor",
 ];
 
 let configCalls = 0;
@@ -58,7 +62,7 @@ function lastUserText(request: Payload): { parts: Payload[] } | undefined {
   return user ? { parts: user.content } : undefined;
 }
 
-function handle(name: string, args: Payload): CallToolResult {
+async function handle(name: string, args: Payload): Promise<CallToolResult> {
   if (HOOKS.includes(name)) record(name, args);
   switch (name) {
     case "get_weather":
@@ -69,6 +73,16 @@ function handle(name: string, args: Payload): CallToolResult {
       return text("found it");
     case "shared":
       return text(`shared from ${process.env.SERVER_ID ?? "?"}`);
+    case "ask_model":
+      try {
+        const answer = await server.createMessage({ messages: [{ role: "user", content: { type: "text", text: "say hi" } }], maxTokens: 50 });
+        return text(`the model said: ${answer.content.type === "text" ? answer.content.text : answer.content.type}`);
+      } catch (err) {
+        return text(`sampling failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    case "log_note":
+      await server.sendLoggingMessage({ level: "info", data: "a note from the server" });
+      return text("noted");
     case "record":
       // No structured content and no JSON text: the chain goes on with the same payload.
       return text("recorded");
@@ -118,12 +132,18 @@ function handle(name: string, args: Payload): CallToolResult {
       message.params.arguments = { ...message.params.arguments, city: "Paris" };
       return json({ ...args, accept: true, mutated: true, message, reason: "city pinned to Paris" });
     }
+    case "msg_censor": {
+      // A response hook: the tool's answer is replaced.
+      const message = args.message as { result: Payload };
+      message.result = { ...message.result, content: [{ type: "text", text: "[censored by hook]" }] };
+      return json({ ...args, accept: true, mutated: true, message, reason: "answer censored" });
+    }
     default:
       return { content: [{ type: "text", text: `unknown tool ${name}` }], isError: true };
   }
 }
 
-const server = new Server({ name: "go-hooks-test-server", version: "1.0.0" }, { capabilities: { tools: {}, prompts: {} } });
+const server = new Server({ name: "go-hooks-test-server", version: "1.0.0" }, { capabilities: { tools: {}, prompts: {}, logging: {} } });
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
 server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [{ name: "greeting", description: "A greeting" }] }));
 server.setRequestHandler(GetPromptRequestSchema, () => ({ messages: [{ role: "user", content: { type: "text", text: "hello from the prompt" } }] }));
