@@ -25,7 +25,6 @@ const isEmpty = (v: unknown): boolean => v === "" || (Array.isArray(v) && v.leng
 
 export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   // agents.defaults
-  { path: ["agents", "defaults", "failOnToolError"], fine: isFalse, reason: "a failing tool call is always returned to the model as the tool's result (an error result) so it can recover; the turn is not stopped" },
   { path: ["agents", "defaults", "botName"], fine: (v) => v === "nanobot", reason: "the terminal always says nanobot" },
   { path: ["agents", "defaults", "botIcon"], reason: "the terminal shows no bot icon" },
   { path: ["agents", "defaults", "memoryWindow"], reason: "the old Python key; nanobot replays agents.defaults.maxMessages messages (default 120)" },

@@ -59,6 +59,8 @@ export interface AgentSpec {
   maxTokens?: number;
   /** Replaces the computed governance budget (`contextWindow − maxTokens − 1024`). */
   contextBlockLimit?: number;
+  /** End the run (`tool_error`) at the first tool call that fails, instead of letting the model recover. */
+  failOnToolError?: boolean;
   /** Default per-tool time limit when the tool sets none (120 s). */
   toolTimeoutMs?: number;
   /**

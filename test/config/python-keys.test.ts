@@ -121,7 +121,7 @@ describe("Python keys nanobot does not act on", () => {
   it("config check names each as not supported, with the reason, and not as an unknown key", async () => {
     await withConfig(
       base({
-        agents: { defaults: { failOnToolError: true, botIcon: "🐈" } },
+        agents: { defaults: { botIcon: "🐈" } },
         channels: { showReasoning: true, extractDocumentText: true },
         tools: { web: { proxy: "http://127.0.0.1:3128" }, exec: { sandboxRoBinds: ["/opt"] } },
         gateway: { restartMode: "auto" },
@@ -131,7 +131,6 @@ describe("Python keys nanobot does not act on", () => {
     const r = await run(["config", "check"]);
     expect(r.code).toBe(0);
     for (const path of [
-      "agents.defaults.failOnToolError",
       "agents.defaults.botIcon",
       "channels.showReasoning",
       "channels.extractDocumentText",
@@ -144,13 +143,13 @@ describe("Python keys nanobot does not act on", () => {
     }
     expect(r.err).not.toContain("unknown key");
     // The printed config does not claim them either.
-    expect(r.out).not.toContain("failOnToolError");
+    expect(r.out).not.toContain("botIcon");
     expect(r.out).not.toContain("3128");
   });
 
   it("values that ask for what nanobot does anyway are quiet; every command prints the line once", async () => {
     await withConfig(
-      base({ agents: { defaults: { failOnToolError: false, botName: "nanobot", botIcon: "🐈" } }, channels: { showReasoning: false }, tools: { web: { proxy: null } } }),
+      base({ agents: { defaults: { botName: "nanobot", botIcon: "🐈" } }, channels: { showReasoning: false }, tools: { web: { proxy: null } } }),
     );
     fake.enqueue({ text: "ok" });
     const r = await run(["agent", "-m", "hi"]);
@@ -260,6 +259,25 @@ describe("agents.defaults.timezoneMode", () => {
     expect(r.code).toBe(0);
     expect(r.err).not.toContain("timezoneMode");
     expect(zoneLine()).not.toContain("Asia/Shanghai");
+  });
+});
+
+describe("agents.defaults.failOnToolError", () => {
+  it("true ends the turn at the first failing tool call; false lets the model recover", async () => {
+    await withConfig(base({ agents: { defaults: { failOnToolError: true } } }));
+    fake.enqueue({ toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "missing.txt" } }] });
+    const stopped = await run(["agent", "-m", "read it", "--json"]);
+    expect(stopped.code).toBe(0);
+    const out = JSON.parse(stopped.out) as { content: string; stopReason: string };
+    expect(out.stopReason).toBe("tool_error");
+    expect(out.content).toMatch(/^Stopped: the read_file tool failed: /);
+    expect(fake.requests).toHaveLength(1);
+
+    await withConfig(base({ agents: { defaults: { failOnToolError: false } } }));
+    fake.enqueue({ toolCalls: [{ id: "c2", name: "read_file", arguments: { path: "missing.txt" } }] }, { text: "It does not exist." });
+    const recovered = await run(["agent", "-m", "read it"]);
+    expect(recovered).toMatchObject({ code: 0, out: "It does not exist.\n" });
+    expect(fake.requests).toHaveLength(3);
   });
 });
 

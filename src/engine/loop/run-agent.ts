@@ -9,7 +9,7 @@ import { EventStream } from "../../core/event-stream.js";
 import { isAbortError } from "../../core/errors.js";
 import { runId as newRunId } from "../../core/ids.js";
 import type { ModelResponse } from "../../core/llm.js";
-import { textOf, toolCallsOf } from "../../core/message-helpers.js";
+import { assistantMessage, textOf, toolCallsOf } from "../../core/message-helpers.js";
 import type { AssistantMessage, Message, ToolCallPart } from "../../core/messages.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { HookRunner, type AgentHooks } from "../hooks.js";
@@ -105,6 +105,15 @@ async function runToolRound(state: RunState, assistant: AssistantMessage, calls:
   if (outcome.aborted) return buildResult(state, "aborted", "");
   if (outcome.external.length > 0) return buildResult(state, "external_tool", "", { externalToolCalls: outcome.external });
   await checkpoint(state, "tools_completed", { assistant, completedResults: outcome.results, pendingToolCalls: [] });
+  const failed = state.spec.failOnToolError ? outcome.results.find((r) => r.isError) : undefined;
+  if (failed) {
+    // agents.defaults.failOnToolError (the Python nanobot's key): the turn ends here, saying why.
+    const detail = textOf(failed).split("\n")[0] ?? "";
+    const content = `Stopped: the ${failed.toolName} tool failed${detail ? `: ${detail}` : ""}`;
+    addMessage(state, assistantMessage(content));
+    await checkpoint(state, "final_response");
+    return buildResult(state, "tool_error", content);
+  }
   await drainInjections(state);
   return undefined;
 }
