@@ -69,7 +69,10 @@ export class LoopHost implements CommandHost {
   }
 
   async runDream(signal?: AbortSignal): Promise<DreamResult> {
-    const profile = await this.runtime.resolveAgent();
+    // dream.modelOverride (the Python key; also `model`): a modelPresets name Dream runs on.
+    const dream = this.runtime.config.agents.defaults.dream;
+    const preset = dream?.modelOverride ?? dream?.model;
+    const profile = await this.runtime.resolveAgent(undefined, preset ? { modelPreset: preset } : {});
     return runDream({ workspace: this.runtime.workspace, model: profile.model, logger: this.runtime.logger, ...(signal ? { signal } : {}) });
   }
 

@@ -28,8 +28,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["agents", "defaults", "botName"], fine: (v) => v === "nanobot", reason: "the terminal always says nanobot" },
   { path: ["agents", "defaults", "botIcon"], reason: "the terminal shows no bot icon" },
   { path: ["agents", "defaults", "memoryWindow"], reason: "the old Python key; nanobot replays agents.defaults.maxMessages messages (default 120)" },
-  { path: ["agents", "defaults", "dream", "modelOverride"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
-  { path: ["agents", "defaults", "dream", "model"], reason: "Dream runs on the agent's own model; named model presets for Dream are not supported" },
   // channels (the Python switches beside the channel entries)
   { path: ["channels", "showReasoning"], fine: isFalse, reason: "nanobot's channels never show model reasoning" },
   { path: ["channels", "extractDocumentText"], reason: "deprecated in the Python nanobot too; documents are read on demand" },

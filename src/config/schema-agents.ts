@@ -61,7 +61,13 @@ export const agentDefaultsSchema = z
     llmTimeoutS: nonNegativeNumber().optional(),
     disabledSkills: stringArray().optional(),
     dream: z
-      .looseObject({ enabled: bool().optional(), intervalH: positiveInt().optional(), cron: str().optional() })
+      .looseObject({
+        enabled: bool().optional(),
+        intervalH: positiveInt().optional(),
+        cron: str().optional(),
+        modelOverride: str().optional().describe("A modelPresets name Dream runs on (also spelled model)"),
+        model: str().optional(),
+      })
       .optional()
       .describe("The Dream memory job: enabled, every intervalH hours (default 2), or a cron expression"),
   })

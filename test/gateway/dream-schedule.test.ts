@@ -1,15 +1,18 @@
 /**
  * `agents.defaults.dream.intervalH` / `dream.cron` (Python nanobot keys) set the Dream job the
- * gateway installs, and a changed value replaces the stored job on the next start.
+ * gateway installs, and a changed value replaces the stored job on the next start;
+ * `dream.modelOverride` names the preset Dream runs on.
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
 import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
 import type { CronJob } from "../../src/cron/types.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
 
 let root: string;
 beforeEach(async () => {
@@ -50,5 +53,34 @@ describe("the Dream schedule", () => {
     expect(() =>
       resolveConfig({ agents: { defaults: { dream: { intervalH: 0 } } } }, { env: { HOME: root }, cwd: root, envProviders: false }),
     ).toThrow(/agents\.defaults\.dream\.intervalH/);
+  });
+});
+
+describe("dream.modelOverride", () => {
+  it("runs /dream on the named preset's model", async () => {
+    const fake = await startFakeLLM();
+    const workspace = join(root, "ws");
+    await mkdir(join(workspace, "memory"), { recursive: true });
+    await writeFile(join(workspace, "memory", "history.jsonl"), `${JSON.stringify({ cursor: 1, timestamp: new Date().toISOString(), content: "The user likes tea.", sessionKey: "cli:x" })}\n`);
+    const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
+    const { config } = resolveConfig(
+      {
+        providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-dream-0002" } },
+        modelPresets: { cheap: { model: "custom/cheap-model", maxTokens: 1000 } },
+        agents: { defaults: { model: "custom/main-model", workspace, dream: { modelOverride: "cheap" } } },
+      },
+      { env, cwd: root, envProviders: false },
+    );
+    const assistant = await startAssistantGateway(new Runtime({ config, home: join(root, "home"), env }), { port: 0 });
+    try {
+      fake.enqueue({ text: "Nothing to change." });
+      const client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+      await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "/dream" }] });
+      expect(fake.requests.length).toBeGreaterThanOrEqual(1);
+      expect((fake.requests[0]?.body as { model: string }).model).toBe("cheap-model");
+    } finally {
+      await assistant.close();
+      await fake.close();
+    }
   });
 });
