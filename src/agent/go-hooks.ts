@@ -6,7 +6,9 @@
  *   here it is in-process and leaves the payload as it is, since `permissions` are applied
  *   when the agent's tools are built (src/agent/permissions.ts). `mcpServers: {name: {url,
  *   headers}}` in the result connects those servers for the agent to use.
- * - `request` / `response` hooks wrap each model call (src/mcp/hooks.ts).
+ * - `request` / `response` hooks wrap each model call (src/mcp/hooks.ts); an agent a config
+ *   hook returns brings its own, and its model, temperature, topP and maxTokens, for the
+ *   rounds that follow.
  * A failing hook is a warning (logged, and a `warning` event) and the chain goes on.
  */
 import { agentSchema } from "../config/schema-agents.js";
@@ -135,10 +137,23 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
     }
   };
 
+  // Request / response hooks: the current agent's, so an agent a config hook returns brings its own.
+  const modelHooksFor = (hooksConfig: AgentConfig["hooks"]): AgentHooks | undefined => {
+    const m = hookMappings(hooksConfig);
+    return matchingTargets(m, "request").length + matchingTargets(m, "response").length > 0 ? mcpHooks(call, hooksConfig, { warn: input.warn }) : undefined;
+  };
+  let modelHooks = modelHooksFor(config.hooks);
+  let modelHooksKey = JSON.stringify(config.hooks ?? {});
+
   const adopt = (next: AgentProfile): void => {
     instructionsFix = next.instructions === base.instructions ? undefined : { from: base.instructions, to: next.instructions };
     profile = { ...next, model: next.modelRef === base.modelRef ? base.model : next.model };
     tools = turnTools(next);
+    const key = JSON.stringify(next.config?.hooks ?? {});
+    if (key !== modelHooksKey) {
+      modelHooksKey = key;
+      modelHooks = modelHooksFor(next.config?.hooks);
+    }
   };
 
   if (hasConfigHooks) {
@@ -150,17 +165,28 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
     hooks.push({
       async beforeIteration(ctx, request) {
         if (ctx.iteration <= 1) return undefined;
+        const modelBefore = profile.model;
         const changed = await runConfig();
         if (changed) adopt(changed);
         if (!changed && !instructionsFix) return undefined;
         const messagesNow = instructionsFix ? replaceInstructions(request.messages, instructionsFix.from, instructionsFix.to) : request.messages;
         if (!changed) return { request: { ...request, messages: messagesNow } };
         const defs = new ToolRegistry(tools).definitions();
-        return { request: { ...request, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) }, tools };
+        // What Go takes from the returned agent for the next call: tools, instructions, model and its settings.
+        const settings = { temperature: profile.temperature, topP: profile.topP, maxTokens: profile.maxTokens ?? request.maxTokens };
+        return {
+          request: { ...request, ...settings, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) },
+          tools,
+          ...(profile.model !== modelBefore ? { model: profile.model } : {}),
+        };
       },
     });
   }
-  const hasModelHooks = matchingTargets(mappings, "request").length + matchingTargets(mappings, "response").length > 0;
-  if (hasModelHooks) hooks.push(mcpHooks(call, config.hooks, { warn: input.warn }));
+  // Always installed when the agent has hooks: a config hook may return an agent that has request/response hooks.
+  hooks.push({
+    beforeIteration: (ctx, request) => modelHooks?.beforeIteration?.(ctx, request),
+    afterResponse: (ctx, response) => modelHooks?.afterResponse?.(ctx, response),
+    afterRun: (ctx, result) => modelHooks?.afterRun?.(ctx, result),
+  });
   return { profile, tools, messages, hooks };
 }

@@ -5,7 +5,7 @@
  * hangs the run.
  */
 import type { RunResult } from "../core/events.js";
-import type { LLMRequest, ModelResponse } from "../core/llm.js";
+import type { LanguageModel, LLMRequest, ModelResponse } from "../core/llm.js";
 import type { ToolCallPart, ToolMessage } from "../core/messages.js";
 import { errorMessage } from "../core/errors.js";
 import type { Tool } from "../tools/tool.js";
@@ -22,12 +22,14 @@ type MaybePromise<T> = T | Promise<T>;
 /**
  * What `beforeIteration` may do: swap the request, answer without calling the model, or
  * replace the tools the run can execute from this round on (a Go `config` hook that changed
- * the agent's tools; the request's `tools` should then describe the same set).
+ * the agent's tools; the request's `tools` should then describe the same set), or the model
+ * that answers from this round on (a Go `config` hook that changed the agent's model).
  */
 export interface BeforeIterationResult {
   request?: LLMRequest;
   response?: ModelResponse;
   tools?: readonly Tool[];
+  model?: LanguageModel;
 }
 
 /** What `beforeToolCall` may do: block the call (the reason goes to the model) or rewrite its arguments. */

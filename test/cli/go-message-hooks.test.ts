@@ -1,8 +1,8 @@
 /**
  * MCP message hooks on every JSON-RPC message (src/mcp/hooked-transport.ts), through
  * `nanobot agent -m` with the fake LLM and the stdio hook server: what a `*` hook sees in both
- * directions, a response rewritten, a server-to-client sampling request refused, and
- * `config check` on keys that never match.
+ * directions, a response rewritten, a server-to-client sampling request refused, a dropped
+ * notification; and a config hook that swaps the agent's model and hooks in a later round.
  */
 import { describe, expect, it } from "vitest";
 import { goTurnFixture } from "./go-turn-helpers.js";
@@ -107,6 +107,26 @@ describe("MCP message hooks see every message", () => {
       expect(f.toolResult(1)).toContain("noted");
       expect(r.err).toContain("MCP message hook rejected the server's notifications/message");
       expect(r.err).toContain("MCP message hook rejected a prompts/list result");
+    },
+    TIMEOUT,
+  );
+});
+
+describe("a config hook that changes the agent in a later round", () => {
+  it(
+    "switches the model, its settings and the request/response hooks for the rounds that follow",
+    async () => {
+      const config = await f.writeConfig({ model: "custom/test-model", tools: ["hooks/lookup"], hooks: { config: ["hooks/config_later_model"] } });
+      f.fake.enqueue({ toolCalls: [{ id: "call_l", name: "lookup", arguments: {} }] }, { text: "the answer" });
+      const r = await f.nanobot(config, "look it up");
+      expect(r.code).toBe(0);
+      expect(f.body(0).model).toBe("test-model");
+      expect(f.body(1).model).toBe("other-model");
+      expect(f.body(1).temperature).toBe(0.3);
+      expect(f.body(1).max_tokens ?? f.body(1).max_completion_tokens).toBe(777);
+      // The response hook the returned agent brought ran on round 2's answer.
+      expect(JSON.parse(r.out).content).toBe("rewritten: the answer");
+      expect((await f.recorded()).filter((x) => x.tool === "response_rewrite")).toHaveLength(1);
     },
     TIMEOUT,
   );

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { AbortedError, ContextOverflowError, errorMessage } from "../../core/errors.js";
-import type { LLMRequest, ModelResponse, ToolDefinition } from "../../core/llm.js";
+import type { LanguageModel, LLMRequest, ModelResponse, ToolDefinition } from "../../core/llm.js";
 import type { Message } from "../../core/messages.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { Tool } from "../../tools/tool.js";
@@ -162,8 +162,9 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
     "beforeIteration",
     (h) => h.beforeIteration?.(ctx, request),
     (value) => {
-      const v = value as { request?: LLMRequest; response?: ModelResponse; tools?: readonly Tool[] };
+      const v = value as { request?: LLMRequest; response?: ModelResponse; tools?: readonly Tool[]; model?: LanguageModel };
       if (v.request) request = v.request;
+      if (v.model) state.model = v.model;
       if (v.response && !shortCircuit) shortCircuit = v.response;
       if (v.tools) {
         state.registry = new ToolRegistry(v.tools);

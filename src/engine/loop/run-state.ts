@@ -25,7 +25,8 @@ export interface RunSettings {
 export interface RunState {
   readonly runId: string;
   readonly spec: AgentSpec;
-  readonly model: LanguageModel;
+  /** Replaced when a hook changes the agent's model between rounds (a Go `config` hook). */
+  model: LanguageModel;
   readonly settings: RunSettings;
   /** Replaced when a hook changes the agent's tools between rounds. */
   registry: ToolRegistry;

@@ -30,6 +30,7 @@ const HOOKS = [
   "config_add_lookup",
   "config_add_server",
   "config_later_lookup",
+  "config_later_model",
   "chain_a",
   "chain_b",
   "fail",
@@ -104,6 +105,14 @@ async function handle(name: string, args: Payload): Promise<CallToolResult> {
       if (configCalls < 2) return text("no change yet");
       const tools = (agentOf(args).tools as string[] | undefined) ?? [];
       return json({ ...args, agent: { ...agentOf(args), tools: [...tools, `${process.env.SERVER_NAME ?? "hooks"}/lookup`] } });
+    }
+    case "config_later_model": {
+      // From the turn's second round: another model and temperature, and a response hook.
+      configCalls++;
+      if (configCalls < 2) return text("no change yet");
+      const agent = agentOf(args);
+      const hooks = { ...((agent.hooks as Payload | undefined) ?? {}), response: ["hooks/response_rewrite"] };
+      return json({ ...args, agent: { ...agent, model: "custom/other-model", temperature: 0.3, maxTokens: 777, hooks } });
     }
     case "chain_a":
     case "chain_b": {
