@@ -50,3 +50,19 @@ export function isBuiltinAllowed(permissions: Permissions | undefined, tool: str
 export function deniedReason(tool: string): string {
   return `the agent's permissions do not allow '${tool}' (${permissionsFor(tool).join(" / ")}: deny)`;
 }
+
+/** nanobot's built-in tool names (the turn-bound ones included) that permissions govern. */
+const BUILTIN_TOOLS = [
+  ...new Set([...Object.values(PERMISSION_TOOLS).flat(), "web_search", "message", "spawn", "cron", "create_goal", "complete_goal"]),
+];
+
+/**
+ * The built-ins the agent's permissions deny, with the reason a call to one gets (the engine
+ * answers it instead of "not found"); undefined when the agent has no permissions.
+ */
+export function refusedBuiltins(permissions: Permissions | undefined, offered: readonly { name: string }[]): Record<string, string> | undefined {
+  if (!permissions || Object.keys(permissions).length === 0) return undefined;
+  const names = new Set(offered.map((t) => t.name));
+  const refused = BUILTIN_TOOLS.filter((tool) => !names.has(tool) && !isBuiltinAllowed(permissions, tool)).map((tool) => [tool, deniedReason(tool)] as const);
+  return refused.length > 0 ? Object.fromEntries(refused) : undefined;
+}

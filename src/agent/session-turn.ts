@@ -15,6 +15,7 @@ import type { UserContentPart } from "../core/messages.js";
 import type { CloseTurnOptions, SessionStore } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
 import { prepareGoTurn } from "./go-hooks.js";
+import { refusedBuiltins } from "./permissions.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 import { prepareTurnInput } from "./turn-input.js";
 import { expandUiPrompt, uiToolActionHook } from "./ui-action-turn.js";
@@ -100,6 +101,8 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       model: profile.model,
       messages: go.messages,
       tools: go.tools,
+      // A built-in the agent's permissions deny is refused by name, with the reason.
+      refusedTools: refusedBuiltins(profile.config?.permissions, go.tools),
       toolChoice: profile.toolChoice,
       temperature: profile.temperature,
       reasoningEffort: profile.reasoningEffort,

@@ -38,6 +38,11 @@ export interface AgentSpec {
    */
   newInputStart?: number;
   tools?: readonly Tool[] | ToolRegistry;
+  /**
+   * Tools the run does not offer and refuses by name, with the reason the model reads (a Go
+   * agent's `permissions` deny them); any other unknown name is "not found".
+   */
+  refusedTools?: Readonly<Record<string, string>>;
   /** Forced on the first round only; later rounds let the model choose (else it loops). */
   toolChoice?: ToolChoice;
   temperature?: number;

@@ -301,14 +301,17 @@ describe("MCP message hooks (mcpServers.<x>.hooks)", () => {
 
 describe("permissions", () => {
   it(
-    "bash: deny removes exec from what the model is offered and a call to it is refused",
+    "bash: deny removes exec from what the model is offered and a call to it is refused as denied by the permissions",
     async () => {
       const config = await writeConfig({ permissions: { bash: "deny" } }, {});
       fake.enqueue({ toolCalls: [{ id: "call_x", name: "exec", arguments: { command: "echo pwned" } }] }, { text: "ok" });
       await nanobot(config, "run it");
       expect(offered(0)).not.toContain("exec");
       expect(offered(0)).toEqual(expect.arrayContaining(["read_file", "write_file", "edit_file", "list_dir", "grep", "find_files"]));
-      expect(toolResult(1)).toContain("not found");
+      // Refused as denied, not as an unknown tool: the model reads why.
+      expect(toolResult(1)).toContain("Tool 'exec' is not available: the agent's permissions do not allow 'exec' (bash: deny)");
+      expect(toolResult(1)).toContain("It is not offered to this agent");
+      expect(toolResult(1)).not.toContain("not found");
       expect(toolResult(1)).not.toContain("pwned");
     },
     TIMEOUT,

@@ -86,6 +86,7 @@ async function runToolRound(state: RunState, assistant: AssistantMessage, calls:
   await checkpoint(state, "awaiting_tools", { assistant, completedResults: [], pendingToolCalls: calls });
   const outcome = await executeToolRound(calls, {
     registry: state.registry,
+    ...(state.spec.refusedTools ? { refused: state.spec.refusedTools } : {}),
     guard: state.guard,
     hooks: state.hooks,
     hookContext: hookContext(state),

@@ -24,6 +24,8 @@ export interface ToolRoundDeps {
   guard: LookupGuard;
   hooks: HookRunner;
   hookContext: HookContext;
+  /** Names refused with a reason instead of "not found" (AgentSpec.refusedTools). */
+  refused?: Readonly<Record<string, string>>;
   emit: (event: AgentEvent) => void;
   clock: Clock;
   defaultTimeoutMs: number;

@@ -33,6 +33,8 @@ export interface PrepareDeps {
   guard: LookupGuard;
   hooks: HookRunner;
   hookContext: HookContext;
+  /** Names refused with a reason instead of "not found" (AgentSpec.refusedTools). */
+  refused?: Readonly<Record<string, string>>;
 }
 
 export async function prepareCall(call: ToolCallPart, index: number, deps: PrepareDeps): Promise<PreparedCall> {
@@ -41,6 +43,8 @@ export async function prepareCall(call: ToolCallPart, index: number, deps: Prepa
     return done(`Error: unusable arguments for '${call.name}': ${call.parseError}. Send the call again with a valid JSON object.`);
   }
   const found = deps.registry.lookup(call.name);
+  const refusal = found.ok ? undefined : deps.refused?.[call.name];
+  if (refusal !== undefined) return done(`Error: Tool '${call.name}' is not available: ${refusal}. It is not offered to this agent; do not call it again.`);
   if (!found.ok) return done(found.error);
   const tool = found.tool;
   if (tool.external) return { kind: "external", index, call };
