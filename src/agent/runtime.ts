@@ -342,7 +342,7 @@ export class Runtime {
         nanobotHome: this.home,
         ...(this.options.configPath ? { configPath: this.options.configPath } : {}),
         env: this.env,
-        web: { enable: cfg.web.enable, search: cfg.web.search as never },
+        web: { enable: cfg.web.enable, search: cfg.web.search as never, ...(cfg.web.userAgent ? { fetch: { userAgent: cfg.web.userAgent } } : {}) },
         ssrfWhitelist: cfg.ssrfWhitelist,
         sendMessage: this.options.sendMessage,
         enabled: refs ? builtinNames : undefined,

@@ -52,8 +52,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["providers", "*", "profile"], reason: "AWS Bedrock is not a nanobot provider" },
   // tools
   { path: ["tools", "web", "proxy"], fine: isEmpty, reason: "web_fetch connects directly to the address it checked (the SSRF pinning); a proxy would bypass that check" },
-  { path: ["tools", "web", "userAgent"], fine: isEmpty, reason: "web_fetch sends its own User-Agent" },
-  { path: ["tools", "web", "search", "timeout"], reason: "web_search gives up after 20 s" },
   { path: ["tools", "web", "fetch", "useJinaReader"], fine: isFalse, reason: "web_fetch reads pages itself; it never sends URLs to Jina Reader" },
   { path: ["tools", "exec", "sandboxRoBinds"], fine: isEmpty, reason: "the bwrap sandbox binds the workspace and the system folders only" },
   { path: ["tools", "exec", "sandboxRwBinds"], fine: isEmpty, reason: "the bwrap sandbox binds the workspace and the system folders only" },

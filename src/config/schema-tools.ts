@@ -79,11 +79,13 @@ export const webSearchSchema = z.looseObject({
   apiKey: str().optional(),
   baseUrl: str().optional(),
   maxResults: positiveInt().default(5),
+  timeout: positiveInt().optional().describe("Seconds before a search gives up (default 20)"),
 });
 
 export const webToolSchema = z.strictObject({
   enable: bool().default(true),
   proxy: str().optional(),
+  userAgent: str().optional().describe("The User-Agent web_fetch sends"),
   search: webSearchSchema.default(() => webSearchSchema.parse({})),
   fetch: z.looseObject({}).optional(),
 });

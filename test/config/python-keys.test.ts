@@ -177,6 +177,7 @@ describe("Python keys nanobot does not act on", () => {
 describe("Python keys nanobot acts on", () => {
   let search: Server | undefined;
   afterEach(async () => {
+    search?.closeAllConnections();
     await new Promise<void>((resolve) => (search ? search.close(() => resolve()) : resolve()));
     search = undefined;
   });
@@ -197,6 +198,33 @@ describe("Python keys nanobot acts on", () => {
     expect(tool?.content).not.toContain("Result 4");
     const described = (fake.requests[0]?.body as { tools: Array<{ function: { name: string; description: string } }> }).tools.find((t) => t.function.name === "web_search");
     expect(described?.function.description).toContain("default 3");
+  });
+
+  it("tools.web.userAgent is the User-Agent web_fetch sends", async () => {
+    let agent: string | undefined;
+    search = createServer((req, res) => {
+      agent = req.headers["user-agent"];
+      res.writeHead(200, { "content-type": "text/plain" }).end("page text");
+    });
+    await new Promise<void>((resolve) => search!.listen(0, "127.0.0.1", resolve));
+    const port = (search.address() as AddressInfo).port;
+    await withConfig(base({ tools: { web: { userAgent: "MyBot/1.0 (+https://example.com)" }, ssrfWhitelist: ["127.0.0.1/32"] } }));
+    fake.enqueue({ toolCalls: [{ id: "call_1", name: "web_fetch", arguments: { url: `http://127.0.0.1:${port}/page` } }] }, { text: "done" });
+    expect((await run(["agent", "-m", "fetch it"])).code).toBe(0);
+    expect(agent).toBe("MyBot/1.0 (+https://example.com)");
+  });
+
+  it("tools.web.search.timeout is when web_search gives up", async () => {
+    // A search backend that never answers.
+    search = createServer(() => undefined);
+    await new Promise<void>((resolve) => search!.listen(0, "127.0.0.1", resolve));
+    const port = (search.address() as AddressInfo).port;
+    await withConfig(base({ tools: { web: { search: { provider: "searxng", baseUrl: `http://127.0.0.1:${port}`, timeout: 1 } } } }));
+    fake.enqueue({ toolCalls: [{ id: "call_1", name: "web_search", arguments: { query: "cats" } }] }, { text: "gave up" });
+    const r = await run(["agent", "-m", "search cats"]);
+    expect(r).toMatchObject({ code: 0, out: "gave up\n" });
+    const tool = (fake.requests[1]?.body as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === "tool");
+    expect(tool?.content).toContain("web search failed");
   });
 
   it("tools.exec.pathPrepend puts its folder before PATH for commands", async () => {

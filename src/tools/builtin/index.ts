@@ -50,7 +50,7 @@ export interface BuiltinToolsOptions {
   web?: {
     enable?: boolean;
     search?: WebSearchConfig;
-    fetch?: { maxChars?: number; maxBytes?: number; timeoutMs?: number; maxRedirects?: number };
+    fetch?: { maxChars?: number; maxBytes?: number; timeoutMs?: number; maxRedirects?: number; userAgent?: string };
   };
   /** CIDRs the SSRF guard lets through (`tools.ssrfWhitelist`). */
   ssrfWhitelist?: string[];
@@ -118,7 +118,8 @@ export function createBuiltinTools(options: BuiltinToolsOptions): Tool[] {
   if (web.enable !== false) {
     // web_fetch makes its own pinned connections (no fetch seam: the pinning is what is tested).
     add("web_fetch", () => createWebFetchTool({ ssrf, ...(web.fetch ?? {}) }));
-    add("web_search", () => createWebSearchTool(web.search ?? {}, options.fetch ?? fetch));
+    const searchTimeout = web.search?.timeout;
+    add("web_search", () => createWebSearchTool(web.search ?? {}, options.fetch ?? fetch, searchTimeout ? searchTimeout * 1000 : undefined));
   }
   if (options.sendMessage) {
     const send = options.sendMessage;

@@ -26,6 +26,8 @@ export interface WebFetchOptions {
   maxRedirects?: number;
   /** Default for max_chars when the call gives none. */
   maxChars?: number;
+  /** `tools.web.userAgent`: replaces nanobot's own User-Agent. */
+  userAgent?: string;
 }
 
 const schema = z.object({
@@ -132,7 +134,7 @@ export function createWebFetchTool(options: WebFetchOptions): Tool {
           }
           response = await pinnedGet(
             verdict,
-            { "user-agent": USER_AGENT, accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.8" },
+            { "user-agent": options.userAgent ?? USER_AGENT, accept: "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.8" },
             deadline,
             checkAddress,
             options.ca,

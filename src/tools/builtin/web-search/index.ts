@@ -18,6 +18,8 @@ export interface WebSearchConfig {
   baseUrl?: string;
   /** `tools.web.search.maxResults`: results when the model does not ask for a count (default 5). */
   maxResults?: number;
+  /** `tools.web.search.timeout`: seconds before a search gives up (default 20). */
+  timeout?: number;
 }
 
 export function createSearchAdapter(config: WebSearchConfig, fetchImpl: typeof fetch = fetch): SearchAdapter {
