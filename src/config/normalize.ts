@@ -36,6 +36,7 @@ const OPAQUE_KEYS = new Set([
   "headers",
   "extraHeaders",
   "extraBody",
+  "extraQuery",
   "env",
   "args",
   "schema",

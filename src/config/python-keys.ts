@@ -43,8 +43,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["api", "port"], reason: "nanobot has no separate API server; the OpenAI-compatible API is served by the gateway on gateway.host/port" },
   // providers
   { path: ["providers", "*", "apiType"], fine: (v) => v === "auto", reason: 'use "api": "chat" or "responses" (nanobot\'s name for the request API)' },
-  { path: ["providers", "*", "extraBody"], fine: isEmpty, reason: "extra request-body fields are not sent" },
-  { path: ["providers", "*", "extraQuery"], fine: isEmpty, reason: "extra query parameters are not sent" },
   { path: ["providers", "*", "proxy"], fine: isEmpty, reason: "model requests use the direct connection (or HTTPS_PROXY where Node honours it); a per-provider proxy is not supported" },
   { path: ["providers", "*", "thinkingStyle"], fine: isEmpty, reason: "custom thinking-style request fields are not sent; use agents.defaults.reasoningEffort" },
   { path: ["providers", "*", "displayName"], reason: "provider display names are not shown" },

@@ -16,6 +16,8 @@ export const providerSchema = z
     apiBase: str().optional(),
     api: oneOf(PROVIDER_APIS).optional(),
     extraHeaders: stringMap().optional(),
+    extraBody: z.record(z.string(), z.unknown()).optional().describe("Fields merged over every request body"),
+    extraQuery: stringMap().optional().describe("Query parameters added to every request URL (e.g. api-version)"),
   })
   .describe("An LLM provider. With an apiBase and no api it speaks OpenAI Chat Completions.");
 

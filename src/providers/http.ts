@@ -51,9 +51,9 @@ export async function* streamSse(
   const ctx = (): ErrorContext => ({ provider: target.provider, model: target.model, streamed: progress.streamed });
   const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const init = {
-    url: req.url,
+    url: withQuery(req.url, target.extraQuery),
     headers: { "content-type": "application/json", accept: "text/event-stream", ...req.headers },
-    body: encodeJsonBody(req.body),
+    body: encodeJsonBody(target.extraBody ? { ...req.body, ...target.extraBody } : req.body),
     idleMs,
     signal,
   };
@@ -114,4 +114,12 @@ export function parseEventData(target: ModelTarget, message: EventSourceMessage)
   if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Record<string, unknown>;
   target.log?.("warn", "skipping a malformed stream event", { provider: target.provider, data: message.data.slice(0, 200) });
   return undefined;
+}
+
+/** The URL with `extra` added to its query (the provider's `extraQuery`). */
+function withQuery(url: string, extra: Record<string, string> | undefined): string {
+  if (!extra || Object.keys(extra).length === 0) return url;
+  const out = new URL(url);
+  for (const [key, value] of Object.entries(extra)) out.searchParams.set(key, value);
+  return out.toString();
 }

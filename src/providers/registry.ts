@@ -183,6 +183,8 @@ export function createProviderRegistry(input: ProviderRegistryInput = {}): Provi
       baseURL,
       ...(apiKey ? { apiKey } : {}),
       ...(own.extraHeaders ? { headers: own.extraHeaders } : {}),
+      ...(own.extraBody ? { extraBody: own.extraBody } : {}),
+      ...(own.extraQuery ? { extraQuery: own.extraQuery } : {}),
       ...(input.fetch ? { fetch: input.fetch } : {}),
       ...(options.idleTimeoutMs !== undefined
         ? { idleTimeoutMs: options.idleTimeoutMs }

@@ -12,6 +12,8 @@ export interface ProviderSettings {
   apiBase?: string;
   api?: WireApi;
   extraHeaders?: Record<string, string>;
+  extraBody?: Record<string, unknown>;
+  extraQuery?: Record<string, string>;
 }
 
 /** Go nanobot style: `llmProviders.<name>: { dialect, baseURL, apiKey }`. */

@@ -24,6 +24,10 @@ export interface ModelTarget {
   baseURL: string;
   apiKey?: string;
   headers?: Record<string, string>;
+  /** `providers.<name>.extraBody`: fields merged over every request body (they win). */
+  extraBody?: Record<string, unknown>;
+  /** `providers.<name>.extraQuery`: query parameters added to every request URL (`api-version`). */
+  extraQuery?: Record<string, string>;
   fetch?: FetchFunction;
   /** A stream that sends nothing for this long is aborted as stalled (default 90 s). */
   idleTimeoutMs?: number;

@@ -227,6 +227,21 @@ describe("Python keys nanobot acts on", () => {
     expect(tool?.content).toContain("web search failed");
   });
 
+  it("providers.<name>.extraBody and extraQuery reach every model request", async () => {
+    await withConfig({
+      providers: {
+        custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-test-python-keys-0002", extraBody: { enable_thinking: false, top_k: 20 }, extraQuery: { "api-version": "2024-10-21" } },
+      },
+      agents: { defaults: { model: "custom/test-model", workspace } },
+    });
+    fake.enqueue({ text: "ok" });
+    expect((await run(["agent", "-m", "hi"])).code).toBe(0);
+    const req = fake.requests[0]!;
+    expect(req.body).toMatchObject({ enable_thinking: false, top_k: 20, model: "test-model" });
+    expect(req.path).toBe("/v1/chat/completions");
+    expect(req.query).toBe("?api-version=2024-10-21");
+  });
+
   it("tools.exec.pathPrepend puts its folder before PATH for commands", async () => {
     const bin = join(workspace, "bin");
     await mkdir(bin);

@@ -82,6 +82,8 @@ export interface RecordedRequest {
   api: FakeApi;
   method: string;
   path: string;
+  /** The URL's query string (`?api-version=…`), when there was one. */
+  query?: string;
   headers: Record<string, string>;
   /** Parsed JSON body. */
   body: Record<string, unknown>;

@@ -158,7 +158,8 @@ class ScriptedLLM implements FakeLLM {
     }
     if (!isObject(body)) return this.refuse(res, `unexpected request ${method} ${path}: body is not a JSON object`);
     const stream = body["stream"] === true;
-    this.requests.push({ api, method, path, headers: flatHeaders(req), body, stream, at: Date.now() });
+    const query = new URL(req.url ?? "/", "http://127.0.0.1").search;
+    this.requests.push({ api, method, path, ...(query ? { query } : {}), headers: flatHeaders(req), body, stream, at: Date.now() });
     const step = this.queue.shift();
     if (step === undefined) {
       return this.refuse(res, `unexpected request #${this.requests.length} ${method} ${path} (${api}): no step queued`);
