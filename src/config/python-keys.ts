@@ -42,7 +42,6 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["api", "host"], reason: "nanobot has no separate API server; the OpenAI-compatible API is served by the gateway on gateway.host/port" },
   { path: ["api", "port"], reason: "nanobot has no separate API server; the OpenAI-compatible API is served by the gateway on gateway.host/port" },
   // providers
-  { path: ["providers", "*", "apiType"], fine: (v) => v === "auto", reason: 'use "api": "chat" or "responses" (nanobot\'s name for the request API)' },
   { path: ["providers", "*", "proxy"], fine: isEmpty, reason: "model requests use the direct connection (or HTTPS_PROXY where Node honours it); a per-provider proxy is not supported" },
   { path: ["providers", "*", "thinkingStyle"], fine: isEmpty, reason: "custom thinking-style request fields are not sent; use agents.defaults.reasoningEffort" },
   { path: ["providers", "*", "displayName"], reason: "provider display names are not shown" },
@@ -116,4 +115,23 @@ export function applyTimezoneMode(doc: PlainObject): void {
   if (mode !== "auto" && mode !== "manual" && mode !== null) return;
   if (mode === "auto") delete defaults.timezone;
   delete defaults.timezoneMode;
+}
+
+const API_TYPES: Record<string, string | undefined> = { auto: undefined, chat_completions: "chat", responses: "responses" };
+
+/**
+ * `providers.<name>.apiType` (Python: auto | chat_completions | responses) is nanobot's `api`;
+ * an explicit `api` wins. Unknown values are left for the schema to report.
+ */
+export function applyProviderApiType(doc: PlainObject): void {
+  const providers = doc.providers;
+  if (!isPlainObject(providers)) return;
+  for (const entry of Object.values(providers)) {
+    if (!isPlainObject(entry) || !("apiType" in entry)) continue;
+    const value = entry.apiType;
+    if (value !== null && (typeof value !== "string" || !(value in API_TYPES))) continue;
+    const api = typeof value === "string" ? API_TYPES[value] : undefined;
+    if (api && entry.api === undefined) entry.api = api;
+    delete entry.apiType;
+  }
 }

@@ -13,7 +13,7 @@ import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
 import type { DeclaredEnv, Env } from "./interpolate.js";
 import { normalizeConfig } from "./normalize.js";
-import { applyTimezoneMode, takeUnsupportedKeys } from "./python-keys.js";
+import { applyProviderApiType, applyTimezoneMode, takeUnsupportedKeys } from "./python-keys.js";
 import type { PlainObject } from "./normalize.js";
 import { defaultWorkspace, resolvePath } from "./paths.js";
 import { configSchema } from "./schema.js";
@@ -56,6 +56,7 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   // Python keys nanobot does not act on: one "not supported" line each, then out of the way.
   const working = structuredClone(doc);
   applyTimezoneMode(working);
+  applyProviderApiType(working);
   const unsupported = takeUnsupportedKeys(working, opts.file);
   const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
   warnings.unshift(...unsupported);

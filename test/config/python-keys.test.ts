@@ -242,6 +242,18 @@ describe("Python keys nanobot acts on", () => {
     expect(req.query).toBe("?api-version=2024-10-21");
   });
 
+  it('providers.<name>.apiType "responses" sends the Responses API', async () => {
+    await withConfig({
+      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-test-python-keys-0003", apiType: "responses" } },
+      agents: { defaults: { model: "custom/test-model", workspace } },
+    });
+    fake.enqueue({ text: "via responses" });
+    const r = await run(["agent", "-m", "hi"]);
+    expect(r).toMatchObject({ code: 0, out: "via responses\n" });
+    expect(fake.requests[0]?.path).toBe("/v1/responses");
+    expect(r.err).not.toContain("apiType");
+  });
+
   it("tools.exec.pathPrepend puts its folder before PATH for commands", async () => {
     const bin = join(workspace, "bin");
     await mkdir(bin);
