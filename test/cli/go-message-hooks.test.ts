@@ -54,6 +54,22 @@ describe("MCP message hooks see every message", () => {
   );
 
   it(
+    "a hook tool on the hooked server itself: its own calls pass unhooked, so nothing waits on itself",
+    async () => {
+      const config = await f.writeConfig({ tools: ["tools/get_weather"] }, { tools: f.server({}, { hooks: { "*": ["tools/record"] } }) });
+      f.fake.enqueue({ toolCalls: [{ id: "call_w", name: "get_weather", arguments: { city: "Oslo" } }] }, { text: "ok" });
+      const r = await f.nanobot(config, "weather?");
+      expect(r.code).toBe(0);
+      expect(f.toolResult(1)).toContain("sunny in Oslo");
+      const seen = (await f.recorded()).filter((x) => x.tool === "record").map((x) => (x.payload as unknown as Seen).message);
+      expect(seen.filter((m) => m.method === "tools/call" && m.params?.name === "get_weather")).toHaveLength(2);
+      // The hook's own tools/call (name "record") is not hooked.
+      expect(seen.filter((m) => m.params?.name === "record")).toHaveLength(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
     "a response hook rewrites a tool's answer before the model reads it; the change is logged with its reason",
     async () => {
       const config = await f.writeConfig(
