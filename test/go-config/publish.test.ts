@@ -65,8 +65,9 @@ function publishConfig(): Record<string, unknown> {
   };
 }
 
-const text = (result: { content?: unknown }): string =>
-  ((result.content ?? []) as Array<{ type: string; text?: string }>).map((c) => c.text ?? "").join("");
+/** The text of a tool result (callTool's type also admits the legacy `{toolResult}` shape). */
+const text = (result: Record<string, unknown>): string =>
+  ((result["content"] ?? []) as Array<{ type: string; text?: string }>).map((c) => c.text ?? "").join("");
 
 /** What both faces must publish for `publishConfig()`. */
 async function expectGoPublish(c: Client): Promise<void> {
