@@ -61,8 +61,10 @@ async function assertSessionUsable(failedText: string, sessionKey = "rel:faults"
   const next = await turn("are you still there?", sessionKey, f);
   expect(next.reply).toMatchObject({ content: "I am back.", stopReason: "completed" });
   const sent = wireMessages(llm.requests[before]);
-  expect(sent.filter((m) => m.role === "user").map(wireText)).toContain(failedText);
-  expect(sent.at(-1)).toMatchObject({ role: "user", content: "are you still there?" });
+  // Consecutive user turns reach the model merged (the role-alternation net), so look inside them.
+  expect(sent.filter((m) => m.role === "user").some((m) => wireText(m).includes(failedText))).toBe(true);
+  expect(sent.at(-1)).toMatchObject({ role: "user" });
+  expect(wireText(sent.at(-1)!)).toMatch(/are you still there\?$/);
   expect(wireProblems(sent)).toEqual([]);
   expect(historyProblems(await f.runtime.store().loadHistory(sessionKey))).toEqual([]);
   llm.assertDone();
@@ -160,7 +162,8 @@ describe("provider faults through a real session turn", () => {
     expect(r.events.some((e) => e.type === "compaction" && e.kind === "summary")).toBe(true);
     const retried = wireMessages(fake.requests[3]);
     expect(retried.map(wireText).join("\n")).toContain("summary of the earlier talk");
-    expect(retried.at(-1)).toMatchObject({ role: "user", content: "a question that overflows" });
+    // The summary and the question reach the model as one user turn (the role-alternation net).
+    expect(retried.at(-1)).toMatchObject({ role: "user", content: expect.stringMatching(/summary of the earlier talk\n\na question that overflows$/) });
     tally.compacted++;
     await assertSessionUsable("a question that overflows");
   });

@@ -17,8 +17,9 @@ function hasToolCalls(m: AssistantMessage): boolean {
 /** Text parts of two turns side by side read as one; a blank line keeps them apart. */
 const SEPARATOR = { type: "text", text: "\n\n" } as const;
 
+/** The later message's id is kept: it is usually the turn's input, which later steps look for. */
 function mergeUsers(a: UserMessage, b: UserMessage): UserMessage {
-  return { ...a, content: [...a.content, SEPARATOR, ...b.content] };
+  return { ...b, content: [...a.content, SEPARATOR, ...b.content] };
 }
 
 /** The earlier text goes first; the later message's tool calls (and ids) are kept. */
