@@ -101,12 +101,14 @@ export function requireCommand(command: string, options: RequireOptions): Requir
       if (available) return void describe(name, body);
       if (inCi()) return void describe(name, () => it(`needs ${command}`, failure));
       announce();
+      // Skipped on purpose: the service is not installed here (the line above says what to install).
       describe.skip(`${name} (needs ${command}: ${options.install})`, body);
     },
     it(name, body, timeout) {
       if (available) return void it(name, body, timeout);
       if (inCi()) return void it(`${name} (needs ${command})`, failure);
       announce();
+      // Skipped on purpose: the service is not installed here (the line above says what to install).
       it.skip(`${name} (needs ${command}: ${options.install})`, body);
     },
   };
