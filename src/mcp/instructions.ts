@@ -98,30 +98,12 @@ function wallClock(now: Date, tz: string | undefined): WallClock {
 
 /** RFC 3339 in `TZ` when it names a zone, else UTC. */
 export function rfc3339(now: Date, tz: string | undefined): string {
-  const utc = now.toISOString().replace(/\.\d{3}Z$/, "Z");
-  if (!tz || tz === "UTC") return utc;
-  try {
-    const parts = new Intl.DateTimeFormat("en-US", {
-      timeZone: tz,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    }).formatToParts(now);
-    const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? "00";
-    const local = Date.UTC(+get("year"), +get("month") - 1, +get("day"), +get("hour"), +get("minute"), +get("second"));
-    const offset = Math.round((local - Math.floor(now.getTime() / 1000) * 1000) / 60_000);
-    if (offset === 0) return utc;
-    const abs = Math.abs(offset);
-    const sign = offset > 0 ? "+" : "-";
-    const zone = `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
-    return `${get("year")}-${get("month")}-${get("day")}T${get("hour")}:${get("minute")}:${get("second")}${zone}`;
-  } catch {
-    return utc;
-  }
+  const c = wallClock(now, tz);
+  const pad = (n: number, width = 2): string => String(n).padStart(width, "0");
+  const local = `${pad(c.year, 4)}-${pad(c.month)}-${pad(c.day)}T${pad(c.hour)}:${pad(c.minute)}:${pad(c.second)}`;
+  if (c.offsetMinutes === 0) return `${local}Z`;
+  const abs = Math.abs(c.offsetMinutes);
+  return `${local}${c.offsetMinutes > 0 ? "+" : "-"}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
 const SERVER_REF = /^servers(?:\.([A-Za-z0-9_-]+)|\[\s*["']([^"']+)["']\s*\])\.instructions$/;
