@@ -19,6 +19,7 @@ let root: string;
 let fake: FakeLLM;
 let assistant: RunningAssistant;
 let client: OpenAI;
+let restart: () => Promise<void>;
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "nanobot-mcp-cmd-"));
@@ -35,8 +36,15 @@ beforeEach(async () => {
     },
     { env, cwd: root, envProviders: false },
   );
-  assistant = await startAssistantGateway(new Runtime({ config, home, env }), { port: 0 });
-  client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  const start = async (): Promise<void> => {
+    assistant = await startAssistantGateway(new Runtime({ config, home, env }), { port: 0 });
+    client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  };
+  restart = async () => {
+    await assistant.close();
+    await start();
+  };
+  await start();
 });
 afterEach(async () => {
   await assistant.close();
@@ -60,17 +68,26 @@ describe("/mcp", () => {
     expect(list).toMatch(/- probe: connected, \d+ tools/);
     expect(list).toMatch(/- broken: failed to start/);
 
-    expect(await say("/mcp disconnect probe")).toBe("Disconnected probe; its tools are gone until /mcp connect probe.");
+    expect(await say("/mcp disconnect probe")).toBe(
+      "Disconnected probe; its tools are gone until /mcp connect probe. Until nanobot restarts; the config file is unchanged.",
+    );
     expect(await say("/mcp")).toContain("- probe: disconnected (/mcp connect probe)");
     fake.enqueue({ text: "without probe" });
     expect(await say("hello")).toBe("without probe");
     expect(toolNames(0).some((n) => n.startsWith("mcp_probe_"))).toBe(false);
 
-    expect(await say("/mcp connect probe")).toMatch(/^Connected probe \(\d+ tools\)\.$/);
+    expect(await say("/mcp connect probe")).toMatch(/^Connected probe \(\d+ tools\)\. Until nanobot restarts; the config file is unchanged\.$/);
     fake.enqueue({ text: "with probe" });
     expect(await say("hello again")).toBe("with probe");
     expect(toolNames(1)).toContain("mcp_probe_whoami");
     fake.assertDone();
+  });
+
+  it("is runtime only, as in the Python nanobot: a restart brings back what the config says", async () => {
+    await say("/mcp disconnect probe");
+    expect(await say("/mcp")).toContain("- probe: disconnected");
+    await restart();
+    expect(await say("/mcp")).toMatch(/- probe: connected, \d+ tools/);
   });
 
   it("answers clearly for a server not in the config, one that cannot start, and bad usage", async () => {

@@ -1,13 +1,15 @@
 /**
  * `/mcp [list]`, `/mcp connect <server>`, `/mcp disconnect <server>`: runtime control of the
  * configured MCP servers from any face (the Python nanobot's /mcp-connect). A disconnected
- * server's tools leave every following turn until it is connected again; nothing is written
- * to the config, so a restart brings back what the file says.
+ * server's tools leave every following turn until it is connected again. Runtime only, as the
+ * Python nanobot's reconnect is: nothing is written to the config, so a restart brings back
+ * what the file says — and each reply says so.
  */
 import type { McpClientManager } from "../../mcp/manager.js";
 import type { CommandInvocation, SlashCommand } from "./registry.js";
 
 const USAGE = "Usage: /mcp [list] | /mcp connect <server> | /mcp disconnect <server>";
+const RUNTIME_ONLY = "Until nanobot restarts; the config file is unchanged.";
 
 function describe(manager: McpClientManager, name: string, configured: boolean): string {
   const conn = manager.connection(name);
@@ -39,7 +41,7 @@ export const mcpCommand: SlashCommand = {
     if ((action !== "connect" && action !== "disconnect") || !name || rest.length > 0) return USAGE;
     const manager = await host.runtime.mcp();
     if (action === "disconnect") {
-      return (await manager.removeServer(name)) ? `Disconnected ${name}; its tools are gone until /mcp connect ${name}.` : `${name} is not connected.`;
+      return (await manager.removeServer(name)) ? `Disconnected ${name}; its tools are gone until /mcp connect ${name}. ${RUNTIME_ONLY}` : `${name} is not connected.`;
     }
     const spec = configured[name];
     if (!spec) {
@@ -54,6 +56,6 @@ export const mcpCommand: SlashCommand = {
       await manager.removeServer(name);
       return `Could not connect ${name}: ${failure.split("\n")[0]}`;
     }
-    return `Connected ${name} (${toolCount(manager, name)} tools).`;
+    return `Connected ${name} (${toolCount(manager, name)} tools). ${RUNTIME_ONLY}`;
   },
 };
