@@ -1,11 +1,10 @@
 /** `nanobot config check` and `nanobot config schema`. */
 import type { Command } from "commander";
-import { unknownChannelTypes } from "../../channels/channel-types.js";
 import { toFileShape } from "../../config/config-helpers.js";
 import { maskSecrets } from "../../config/mask.js";
 import { configJsonSchema } from "../../config/schema.js";
-import { ConfigError } from "../../core/errors.js";
 import { scrubSecretText } from "../../core/scrub.js";
+import { printWarningsRefusingUnknownChannels } from "../channel-check.js";
 import type { CliContext } from "../context.js";
 
 export function registerConfigCommand(program: Command, ctx: CliContext): void {
@@ -17,13 +16,7 @@ export function registerConfigCommand(program: Command, ctx: CliContext): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const loaded = await ctx.loadConfig(cmd);
       // A channel nanobot does not have loads everywhere else (with a warning) but fails the check.
-      const badChannels = unknownChannelTypes(loaded.config.channels).map((p) => p.message);
-      if (badChannels.length > 0) {
-        ctx.printWarnings(loaded.warnings.filter((w) => !badChannels.some((m) => w.endsWith(m))));
-        const file = loaded.path ?? "config";
-        throw new ConfigError(`${file}: ${badChannels.join(`\n${file}: `)}`, { file, path: "channels", expected: "channel types nanobot has" });
-      }
-      ctx.printWarnings(loaded.warnings);
+      printWarningsRefusingUnknownChannels(ctx, loaded);
       // Masked by structure first (keys, env, headers, args), then as text: a secret value can
       // reappear under an innocent key (instructions, a description).
       ctx.io.stdout.write(scrubSecretText(`${JSON.stringify(maskSecrets(toFileShape(loaded.config)), null, 2)}\n`));

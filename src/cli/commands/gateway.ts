@@ -9,6 +9,7 @@ import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
 import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
 import { scrubSecretText } from "../../core/scrub.js";
+import { printWarningsRefusingUnknownChannels } from "../channel-check.js";
 import type { CliContext } from "../context.js";
 
 interface GatewayOptions {
@@ -48,7 +49,8 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
     .option("--logs", "print runtime logs to stderr")
     .action(async (opts: GatewayOptions, command: Command) => {
       const loaded = await ctx.loadConfig(command);
-      ctx.printWarnings(loaded.warnings);
+      // A channel it cannot start stops the gateway before it listens, as `config check` does.
+      printWarningsRefusingUnknownChannels(ctx, loaded);
       const logger = createLogger({ level: opts.logs ? "debug" : "info", file: opts.logs ? undefined : `${logsDir(loaded.home)}/gateway.log` });
       const [{ Runtime }, { startAssistantGateway }] = await Promise.all([
         import("../../agent/runtime.js"),
