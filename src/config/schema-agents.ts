@@ -5,6 +5,7 @@
 import { z } from "zod";
 import {
   bool,
+  cronExpression,
   nonNegativeInt,
   nonNegativeNumber,
   oneOf,
@@ -64,7 +65,7 @@ export const agentDefaultsSchema = z
       .looseObject({
         enabled: bool().optional(),
         intervalH: positiveInt().optional(),
-        cron: str().optional(),
+        cron: cronExpression().optional(),
         modelOverride: str().optional().describe("A modelPresets name Dream runs on (also spelled model)"),
         model: str().optional(),
       })

@@ -4,6 +4,7 @@
  * lookup table. Every message here starts with "expected".
  */
 import { z } from "zod";
+import { validateSchedule } from "../cron/schedule.js";
 
 function expectation(text: string): { error: string } {
   return { error: `expected ${text}` };
@@ -83,4 +84,16 @@ export function stringMap() {
 /** A user or chat id: YAML happily turns telegram ids into numbers, so numbers are accepted. */
 export function idString() {
   return z.union([str(), z.number()], expectation("a string or a number")).transform((v) => String(v));
+}
+
+/** A cron expression croner can run (`"0 3 * * *"`); the message carries croner's reason. */
+export function cronExpression() {
+  return str().check((ctx) => {
+    try {
+      validateSchedule({ kind: "cron", expr: ctx.value }, Date.now());
+    } catch (err) {
+      const reason = (err as Error).message.replace(/^invalid cron expression "[^"]*": /, "");
+      ctx.issues.push({ code: "custom", input: ctx.value, message: `expected a cron expression such as "0 3 * * *" (${reason})` });
+    }
+  });
 }
