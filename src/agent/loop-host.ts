@@ -73,7 +73,16 @@ export class LoopHost implements CommandHost {
     const dream = this.runtime.config.agents.defaults.dream;
     const preset = dream?.modelOverride ?? dream?.model;
     const profile = await this.runtime.resolveAgent(undefined, preset ? { modelPreset: preset } : {});
-    return runDream({ workspace: this.runtime.workspace, model: profile.model, logger: this.runtime.logger, ...(signal ? { signal } : {}) });
+    // The preset's (or the defaults') window, max tokens, temperature and effort, as Python's
+    // dream runtime carries the preset's generation settings.
+    const { maxTokens, temperature, reasoningEffort, contextWindow } = profile;
+    return runDream({
+      workspace: this.runtime.workspace,
+      model: profile.model,
+      settings: { maxTokens, temperature, contextWindow, ...(reasoningEffort ? { reasoningEffort } : {}) },
+      logger: this.runtime.logger,
+      ...(signal ? { signal } : {}),
+    });
   }
 
   async restart(): Promise<string> {

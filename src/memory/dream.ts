@@ -11,6 +11,7 @@ import { systemMessage, userMessage } from "../core/message-helpers.js";
 import type { LanguageModel } from "../core/llm.js";
 import type { Logger } from "../core/logger.js";
 import { runAgent } from "../engine/loop/run-agent.js";
+import type { AgentSpec } from "../engine/types.js";
 import { createDreamTools } from "./dream-tools.js";
 import { HistoryLog } from "./history-log.js";
 import { DREAM_WRITABLE_FILES } from "./templates.js";
@@ -33,6 +34,8 @@ const DREAM_PROMPT = [
 export interface DreamOptions {
   workspace: string;
   model: LanguageModel;
+  /** The generation settings of the preset Dream runs on (dream.modelOverride), else the engine's. */
+  settings?: Pick<AgentSpec, "maxTokens" | "temperature" | "reasoningEffort" | "contextWindow">;
   signal?: AbortSignal;
   logger?: Logger;
   maxIterations?: number;
@@ -75,6 +78,7 @@ export async function runDream(options: DreamOptions): Promise<DreamResult> {
   const stream = runAgent(
     {
       model: options.model,
+      ...options.settings,
       messages: [
         systemMessage(`${DREAM_PROMPT}\n\n# Current files\n\n${files}`),
         userMessage(`# Unprocessed history (${entries.length} entries)\n\n${history}`),

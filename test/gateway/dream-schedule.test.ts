@@ -54,10 +54,16 @@ describe("the Dream schedule", () => {
       resolveConfig({ agents: { defaults: { dream: { intervalH: 0 } } } }, { env: { HOME: root }, cwd: root, envProviders: false }),
     ).toThrow(/agents\.defaults\.dream\.intervalH/);
   });
+
+  it("refuses a cron expression croner cannot run, naming the file and the key", () => {
+    const load = () =>
+      resolveConfig({ agents: { defaults: { dream: { cron: "61 * * *" } } } }, { env: { HOME: root }, cwd: root, envProviders: false, file: "config.json" });
+    expect(load).toThrow(/^config\.json: agents\.defaults\.dream\.cron: expected a cron expression such as "0 3 \* \* \*" \(.+\), got "61 \* \* \*"$/);
+  });
 });
 
 describe("dream.modelOverride", () => {
-  it("runs /dream on the named preset's model", async () => {
+  it("runs /dream on the named preset's model, max tokens, temperature and reasoning effort", async () => {
     const fake = await startFakeLLM();
     const workspace = join(root, "ws");
     await mkdir(join(workspace, "memory"), { recursive: true });
@@ -66,8 +72,8 @@ describe("dream.modelOverride", () => {
     const { config } = resolveConfig(
       {
         providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-dream-0002" } },
-        modelPresets: { cheap: { model: "custom/cheap-model", maxTokens: 1000 } },
-        agents: { defaults: { model: "custom/main-model", workspace, dream: { modelOverride: "cheap" } } },
+        modelPresets: { cheap: { model: "custom/cheap-model", maxTokens: 1000, temperature: 0.7, reasoningEffort: "low" } },
+        agents: { defaults: { model: "custom/main-model", maxTokens: 4000, temperature: 0.2, workspace, dream: { modelOverride: "cheap" } } },
       },
       { env, cwd: root, envProviders: false },
     );
@@ -77,7 +83,7 @@ describe("dream.modelOverride", () => {
       const client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
       await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "/dream" }] });
       expect(fake.requests.length).toBeGreaterThanOrEqual(1);
-      expect((fake.requests[0]?.body as { model: string }).model).toBe("cheap-model");
+      expect(fake.requests[0]?.body).toMatchObject({ model: "cheap-model", max_tokens: 1000, temperature: 0.7, reasoning_effort: "low" });
     } finally {
       await assistant.close();
       await fake.close();
