@@ -54,7 +54,10 @@ describe("nanobot onboard --yes without a provider", () => {
     for (const file of ["AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "HEARTBEAT.md", "memory/MEMORY.md"]) {
       expect((await stat(join(home, "workspace", file))).isFile()).toBe(true);
     }
-    expect((await nanobot(["config", "check"])).code).toBe(0);
+    // The written defaults ask for nothing nanobot lacks: no warnings.
+    const check = await nanobot(["config", "check"]);
+    expect(check.code).toBe(0);
+    expect(check.stderr).toBe(`ok: ${configFile()}\n`);
 
     // Before the key is filled in, a turn says exactly that.
     const early = await nanobot(["agent", "-m", "hi"]);

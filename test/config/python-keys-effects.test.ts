@@ -1,0 +1,176 @@
+/**
+ * Python nanobot keys whose effect had no test of its own, each shown in behaviour: on the
+ * request the fake LLM receives (agent loop from config, `agent -m`) or on the gateway's jobs
+ * and API. docs/python-config-keys.md points at these tests.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { Runtime } from "../../src/agent/runtime.js";
+import { resolveConfig } from "../../src/config/index.js";
+import { HEARTBEAT_JOB_ID } from "../../src/cron/heartbeat.js";
+import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
+import { createHarness, waitFor } from "../agent/helpers.js";
+import type { LoopHarness } from "../agent/helpers.js";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
+
+type Body = { messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> };
+const body = (fake: FakeLLM, i: number): Body => fake.requests[i]?.body as Body;
+const text = (m: { content: unknown } | undefined): string => (typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""));
+const toolNames = (fake: FakeLLM, i: number): string[] => (body(fake, i).tools ?? []).map((t) => t.function.name);
+
+let h: LoopHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+async function turn(harness: LoopHarness, content: string, chatId = "42"): Promise<void> {
+  const before = harness.outbound.filter((m) => m.kind === "message").length;
+  await harness.send(content, { chatId });
+  await waitFor(() => harness.outbound.filter((m) => m.kind === "message").length > before);
+}
+
+describe("agents.defaults keys on the agent loop", () => {
+  it("unifiedSession: true makes two chats one conversation", async () => {
+    h = await createHarness({ defaults: { unifiedSession: true } });
+    h.fake.enqueue({ text: "noted" }, { text: "you said apples" });
+    await turn(h, "remember apples", "1");
+    await turn(h, "what did I say?", "2");
+    expect(body(h.fake, 1).messages.map(text).join("\n")).toContain("remember apples");
+  });
+
+  it("unifiedSession: false (the default) keeps chats apart", async () => {
+    h = await createHarness({ defaults: { unifiedSession: false } });
+    h.fake.enqueue({ text: "noted" }, { text: "no idea" });
+    await turn(h, "remember apples", "1");
+    await turn(h, "what did I say?", "2");
+    expect(body(h.fake, 1).messages.map(text).join("\n")).not.toContain("remember apples");
+  });
+
+  it("disabledSkills keeps a skill out of the system prompt", async () => {
+    const withSkill = async (disabled: string[]): Promise<string> => {
+      const harness = await createHarness({ defaults: { disabledSkills: disabled } });
+      h = harness;
+      await mkdir(join(harness.workspace, "skills", "brewing"), { recursive: true });
+      await writeFile(join(harness.workspace, "skills", "brewing", "SKILL.md"), "---\nname: brewing\ndescription: Brew tea properly.\n---\n\nSteep 3 minutes.\n");
+      harness.fake.enqueue({ text: "ok" });
+      await turn(harness, "hi");
+      const system = text(body(harness.fake, 0).messages[0]);
+      await harness.close();
+      h = undefined;
+      return system;
+    };
+    expect(await withSkill([])).toContain("Brew tea properly.");
+    expect(await withSkill(["brewing"])).not.toContain("Brew tea properly.");
+  });
+
+  it("maxToolResultChars shortens what the model reads of a long tool result", async () => {
+    const readBack = async (limit: number): Promise<string> => {
+      const harness = await createHarness({
+        defaults: { maxToolResultChars: limit },
+        config: { tools: { exec: { sandbox: "none" } } },
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      });
+      h = harness;
+      // read_file is exempt (it pages itself, as in the Python nanobot); a command's output is not.
+      const command = "yes 0123456789 | head -c 4000; echo END";
+      harness.fake.enqueue({ toolCalls: [{ id: "c1", name: "exec", arguments: { command } }] }, { text: "read" });
+      await turn(harness, "print a lot");
+      const tool = body(harness.fake, 1).messages.find((m) => m.role === "tool");
+      await harness.close();
+      h = undefined;
+      return text(tool);
+    };
+    expect(await readBack(16_000)).toContain("END");
+    const cut = await readBack(1_000);
+    expect(cut).not.toContain("END");
+    expect(cut.length).toBeLessThan(2_000);
+  });
+});
+
+describe("tools keys on the offered tools", () => {
+  it("tools.exec.enable: false and tools.web.enable: false take those tools off the request", async () => {
+    h = await createHarness({ config: { tools: { exec: { enable: true }, web: { enable: true } } } });
+    h.fake.enqueue({ text: "ok" });
+    await turn(h, "hi");
+    expect(toolNames(h.fake, 0)).toEqual(expect.arrayContaining(["exec", "web_fetch", "web_search"]));
+    await h.close();
+
+    h = await createHarness({ config: { tools: { exec: { enable: false }, web: { enable: false } } } });
+    h.fake.enqueue({ text: "ok" });
+    await turn(h, "hi");
+    const names = toolNames(h.fake, 0);
+    expect(names).toContain("read_file");
+    expect(names).not.toContain("exec");
+    expect(names).not.toContain("web_fetch");
+    expect(names).not.toContain("web_search");
+  });
+
+  it("tools.exec.timeout stops a command that runs longer", async () => {
+    h = await createHarness({ config: { tools: { exec: { timeout: 1, sandbox: "none" } } }, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "exec", arguments: { command: "sleep 30; echo finished" } }] }, { text: "it timed out" });
+    await turn(h, "run it");
+    const tool = text(body(h.fake, 1).messages.find((m) => m.role === "tool"));
+    expect(tool).not.toContain("finished");
+    expect(tool).toMatch(/tim(ed|e) ?out/i);
+  });
+});
+
+describe("gateway keys", () => {
+  let root: string | undefined;
+  let fake: FakeLLM | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+    root = undefined;
+    fake = undefined;
+  });
+
+  async function gateway(extra: Record<string, unknown>) {
+    root = await mkdtemp(join(tmpdir(), "nanobot-py-gateway-keys-"));
+    fake ??= await startFakeLLM();
+    const workspace = join(root, "ws");
+    await mkdir(workspace, { recursive: true });
+    const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
+    const { config } = resolveConfig(
+      { providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-py-gateway-keys-0001" } }, agents: { defaults: { model: "custom/m", workspace } }, ...extra },
+      { env, cwd: root, envProviders: false },
+    );
+    return startAssistantGateway(new Runtime({ config, home: join(root, "home"), env }), { port: 0 });
+  }
+
+  it("gateway.heartbeat.intervalS sets the heartbeat job's interval; enabled: false removes it", async () => {
+    const every = await gateway({ gateway: { heartbeat: { enabled: true, intervalS: 900 } } });
+    try {
+      expect(every.cron.get(HEARTBEAT_JOB_ID)?.schedule).toEqual({ kind: "every", everyMs: 900_000 });
+    } finally {
+      await every.close();
+    }
+    const off = await gateway({ gateway: { heartbeat: { enabled: false } } });
+    try {
+      expect(off.cron.get(HEARTBEAT_JOB_ID)).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+
+  it("api.timeout bounds a request to the OpenAI-compatible API", async () => {
+    const assistant = await gateway({ api: { timeout: 1 } });
+    try {
+      fake!.enqueue({ text: "too late", delayMs: 10_000 });
+      const client = new OpenAI({ baseURL: `${assistant.gateway.server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+      const failed = await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "hi" }] }).then(
+        () => undefined,
+        (err: unknown) => err as { status?: number; message: string },
+      );
+      expect(failed?.status).toBe(504);
+      expect(failed?.message).toMatch(/1 ?s|timed out|timeout/i);
+    } finally {
+      await assistant.close();
+    }
+  });
+});
