@@ -4,6 +4,8 @@
  * and API. docs/python-config-keys.md points at these tests.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -92,6 +94,26 @@ describe("agents.defaults keys on the agent loop", () => {
   });
 });
 
+describe("agents.defaults.providerRetryMode", () => {
+  // retry-after: 0 makes each wait zero, so the attempts are counted without waiting.
+  const unavailable = { kind: "error" as const, status: 503, body: { error: { message: "overloaded", type: "server_error" } }, headers: { "retry-after": "0" } };
+
+  it('"standard" gives up after 4 attempts; "persistent" keeps going and gets the answer', async () => {
+    h = await createHarness({ defaults: { providerRetryMode: "standard" } });
+    h.fake.enqueue(...Array.from({ length: 5 }, () => unavailable), { text: "finally" });
+    await turn(h, "hi");
+    expect(h.fake.requests).toHaveLength(4);
+    expect(JSON.stringify(h.outbound)).not.toContain("finally");
+    await h.close();
+
+    h = await createHarness({ defaults: { providerRetryMode: "persistent" } });
+    h.fake.enqueue(...Array.from({ length: 5 }, () => unavailable), { text: "finally" });
+    await turn(h, "hi");
+    expect(h.fake.requests).toHaveLength(6);
+    expect(JSON.stringify(h.outbound)).toContain("finally");
+  });
+});
+
 describe("tools keys on the offered tools", () => {
   it("tools.exec.enable: false and tools.web.enable: false take those tools off the request", async () => {
     h = await createHarness({ config: { tools: { exec: { enable: true }, web: { enable: true } } } });
@@ -130,7 +152,7 @@ describe("gateway keys", () => {
     fake = undefined;
   });
 
-  async function gateway(extra: Record<string, unknown>) {
+  async function gateway(extra: Record<string, unknown>, listen: { port?: number } = { port: 0 }) {
     root = await mkdtemp(join(tmpdir(), "nanobot-py-gateway-keys-"));
     fake ??= await startFakeLLM();
     const workspace = join(root, "ws");
@@ -140,8 +162,23 @@ describe("gateway keys", () => {
       { providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-py-gateway-keys-0001" } }, agents: { defaults: { model: "custom/m", workspace } }, ...extra },
       { env, cwd: root, envProviders: false },
     );
-    return startAssistantGateway(new Runtime({ config, home: join(root, "home"), env }), { port: 0 });
+    return startAssistantGateway(new Runtime({ config, home: join(root, "home"), env }), listen);
   }
+
+  it("gateway.host and gateway.port are where the gateway listens", async () => {
+    // A port that was free a moment ago, on a loopback address other than 127.0.0.1.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.2", resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const assistant = await gateway({ gateway: { host: "127.0.0.2", port } }, {});
+    try {
+      expect(assistant.gateway.server.url).toBe(`http://127.0.0.2:${port}`);
+      expect((await fetch(`http://127.0.0.2:${port}/v1/models`)).status).toBe(200);
+    } finally {
+      await assistant.close();
+    }
+  });
 
   it("gateway.heartbeat.intervalS sets the heartbeat job's interval; enabled: false removes it", async () => {
     const every = await gateway({ gateway: { heartbeat: { enabled: true, intervalS: 900 } } });
