@@ -14,7 +14,8 @@ import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
 import { HEARTBEAT_JOB_ID } from "../../src/cron/heartbeat.js";
 import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
-import { createHarness, waitFor } from "../agent/helpers.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
+import { createHarness, gateTool, roles, waitFor } from "../agent/helpers.js";
 import type { LoopHarness } from "../agent/helpers.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
@@ -91,6 +92,63 @@ describe("agents.defaults keys on the agent loop", () => {
     const cut = await readBack(1_000);
     expect(cut).not.toContain("END");
     expect(cut.length).toBeLessThan(2_000);
+  });
+});
+
+describe("agents.defaults.consolidationRatio", () => {
+  /** History messages the turn's request replays after a session at maxMessages is consolidated. */
+  async function keptAfterConsolidation(ratio: number): Promise<number> {
+    const harness = await createHarness({ defaults: { maxMessages: 20, consolidationRatio: ratio } });
+    h = harness;
+    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`old question ${i}`), assistantMessage(`old answer ${i}`)]).flat();
+    await harness.runtime.store().appendMessages("telegram:42", old);
+    harness.fake.enqueue({ text: "Summary of the old turns." }, { text: "fresh answer" });
+    await turn(harness, "new question");
+    const last = body(harness.fake, harness.fake.requests.length - 1).messages;
+    return last.filter((m) => /old (question|answer)/.test(text(m)) && m.role !== "system").length;
+  }
+
+  it("is the share of maxMessages kept when the history is consolidated", async () => {
+    const half = await keptAfterConsolidation(0.5);
+    await h?.close();
+    h = undefined;
+    const most = await keptAfterConsolidation(0.9);
+    expect(half).toBeGreaterThan(0);
+    expect(half).toBeLessThanOrEqual(10);
+    expect(most).toBeGreaterThan(10);
+    expect(most).toBeLessThanOrEqual(18);
+  });
+});
+
+describe("agents.defaults.maxConcurrentSubagents", () => {
+  const spawn = (id: string, task: string) => ({ id, name: "spawn", arguments: { task, label: id } });
+  /** The task a sub-agent's request works on (its first user message). */
+  const taskOf = (harness: LoopHarness, i: number): string => roles(harness.fake.requests[i]).find(([role]) => role === "user")?.[1] ?? "";
+
+  async function twoSubagents(limit: number): Promise<string[]> {
+    const mainGate = gateTool("wait_main");
+    const subGate = gateTool("wait_sub");
+    const harness = await createHarness({ defaults: { maxConcurrentSubagents: limit }, tools: [mainGate.tool, subGate.tool] });
+    h = harness;
+    const waitSub = { toolCalls: [{ id: "ws", name: "wait_sub", arguments: {} }] };
+    harness.fake.enqueue({ toolCalls: [spawn("a", "task A"), spawn("b", "task B"), { id: "wm", name: "wait_main", arguments: {} }] }, waitSub);
+    if (limit > 1) harness.fake.enqueue(waitSub);
+    await harness.send("two jobs in the background");
+    // As many sub-agents as the limit allows are now held inside wait_sub.
+    await waitFor(() => subGate.calls === limit);
+    harness.fake.enqueue(...(limit > 1 ? [] : [{ text: "A done" }, waitSub]), { text: "done" }, { text: "done" });
+    subGate.release();
+    await waitFor(() => harness.fake.requests.length >= 5);
+    return [1, 2, 3, 4].map((i) => taskOf(harness, i));
+  }
+
+  it("1: the second sub-agent starts only when the first has finished", async () => {
+    expect(await twoSubagents(1)).toEqual(["task A", "task A", "task B", "task B"]);
+  });
+
+  it("2: both run at once", async () => {
+    const tasks = await twoSubagents(2);
+    expect(tasks.slice(0, 2).sort()).toEqual(["task A", "task B"]);
   });
 });
 
