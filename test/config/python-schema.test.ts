@@ -1,7 +1,7 @@
 /**
  * Issue 20's "Must show", from the Python nanobot's own schema. The fixtures are built by
- * scripts/python-config-fixtures.py from HKUDS/nanobot (nanobot/config/schema.py and the tool
- * config classes): template.json is `Config()` as the Python `nanobot onboard` writes it;
+ * scripts/python-config-fixtures.py from HKUDS/nanobot at 3852956a (nanobot/config/schema.py
+ * and the tool config classes): template.json is `Config()` as the Python `nanobot onboard` writes it;
  * every-key.json sets every key of schema-keys.json to a non-default value the Python nanobot
  * accepts (the script validates it with the Python Config).
  *
