@@ -15,6 +15,7 @@ import type { SharedChannelSettings } from "./channel-config.js";
 import { systemClock } from "./clock.js";
 import type { ChannelClock } from "./clock.js";
 import { DeliveryQueue } from "./delivery/delivery-queue.js";
+import type { Sleep } from "./delivery/delivery-queue.js";
 import { isInternalChannel } from "./types.js";
 import type { Channel, ChannelDeps } from "./types.js";
 
@@ -39,6 +40,8 @@ export interface ChannelManagerOptions {
   factories: Record<string, ChannelFactory>;
   pairing?: PairingStore;
   delivery?: DeliveryQueue;
+  /** How the built delivery queue waits between retries (tests record the waits). */
+  sleep?: Sleep;
   clock?: ChannelClock;
   logger?: Logger;
   httpServer?: Server;
@@ -69,7 +72,11 @@ export class ChannelManager {
     const maxRetries = options.channels.sendMaxRetries;
     this.delivery =
       options.delivery ??
-      new DeliveryQueue({ logger: this.logger, ...(typeof maxRetries === "number" ? { retryDelaysMs: retryDelaysFor(maxRetries) } : {}) });
+      new DeliveryQueue({
+        logger: this.logger,
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        ...(typeof maxRetries === "number" ? { retryDelaysMs: retryDelaysFor(maxRetries) } : {}),
+      });
   }
 
   /** Starts every enabled channel concurrently; one result per enabled channel. */
