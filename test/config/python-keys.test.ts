@@ -77,6 +77,14 @@ describe("channel names", () => {
     expect(r.err).not.toContain("feishu");
   });
 
+  it("config check accepts a Python channels.discord and warns about the proxy keys it cannot honour", async () => {
+    await withConfig(base({ channels: { discord: { enabled: true, token: "x", allowFrom: ["1"], groupPolicy: "open", proxy: "http://proxy:3128", proxyUsername: "u" } } }));
+    const r = await run(["config", "check"]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain("channels.discord.proxy is not supported by nanobot's Discord channel");
+    expect(r.err).toContain("unset channels.discord.proxy, channels.discord.proxyUsername");
+  });
+
   it("status does not list them as enabled, and other commands still run with a warning", async () => {
     await withConfig(base({ channels: { matrix: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
     const status = await run(["status", "--json"]);

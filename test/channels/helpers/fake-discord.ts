@@ -184,6 +184,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     const failure = failures.findIndex((f) => f.pattern.test(key));
     if (failure >= 0) {
       const { status } = failures.splice(failure, 1)[0]!;
+      if (status === 429) {
+        // Discord's documented rate-limit answer: seconds in the header and in the body.
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "7", "x-ratelimit-scope": "user" });
+        return void res.end(JSON.stringify({ message: "You are being rate limited.", retry_after: 7, global: false }));
+      }
       return json(res, status, { message: status >= 500 ? "Internal Server Error" : "Scripted failure", code: 0 });
     }
     let match: RegExpExecArray | null;

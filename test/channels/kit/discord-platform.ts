@@ -5,7 +5,7 @@ import { PairingStore, pairingStorePath } from "../../../src/channels/access/pai
 import { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { defaultChannelFactories } from "../../../src/channels/factories.js";
 import { DISCORD_BOT, DISCORD_GROUP_CHANNEL, DISCORD_TOKEN, startFakeDiscord } from "../helpers/fake-discord.js";
-import type { FakeDiscord } from "../helpers/fake-discord.js";
+import type { FakeDiscord, FakeDiscordOptions } from "../helpers/fake-discord.js";
 import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
@@ -16,8 +16,11 @@ export interface DiscordSession extends KitSession {
   clock: FakeClock;
 }
 
-export async function startDiscord(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<DiscordSession> {
-  const fake = await startFakeDiscord();
+export async function startDiscord(
+  config: Record<string, unknown> = {},
+  options: { switches?: Record<string, unknown>; fake?: FakeDiscordOptions } = {},
+): Promise<DiscordSession> {
+  const fake = await startFakeDiscord(options.fake);
   const home = await tempHome();
   const bus = new InProcessBus();
   const busErrors: BusError[] = [];
