@@ -7,8 +7,8 @@ import { AgentLoop } from "../agent/agent-loop.js";
 import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
 import type { Runtime } from "../agent/runtime.js";
 import { InProcessBus } from "../bus/in-process-bus.js";
-import { ChannelManager } from "../channels/channel-manager.js";
-import type { ChannelStartResult } from "../channels/channel-manager.js";
+import { ChannelManager, configuredChannels } from "../channels/channel-manager.js";
+import type { ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
 import { defaultChannelFactories } from "../channels/factories.js";
 import { errorMessage } from "../core/errors.js";
 import { CronService } from "../cron/cron-service.js";
@@ -44,8 +44,11 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   loop.useCron(cron);
   installSystemJobs(cron, runtime.config);
 
-  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop });
-  const channels = new ChannelManager({
+  // The channels start after the server (WebSocket shares it); until then the list reads the config.
+  let channels: ChannelManager | undefined;
+  const list = (): ChannelListEntry[] => channels?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
+  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list });
+  channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
     home: runtime.home,

@@ -1,5 +1,6 @@
 /** Discord specifics beyond the channel kit: the gateway handshake, keys of `channels.discord`, reactions, typing, rate limits. */
 import { afterEach, describe, expect, it } from "vitest";
+import type { ChannelConnection } from "../../src/channels/types.js";
 import { DISCORD_BOT, DISCORD_TOKEN } from "./helpers/fake-discord.js";
 import { nextInbound, waitFor } from "./helpers/harness.js";
 import { startDiscord } from "./kit/discord-platform.js";
@@ -44,6 +45,50 @@ describe("discord: gateway", () => {
     expect(resume?.d).toMatchObject({ token: DISCORD_TOKEN, session_id: "fake-session-1" });
     expect(fake.gatewayOps.filter((p) => p.op === 2)).toHaveLength(1);
   });
+
+  it("backs off between failed reconnects (at once, then 1 s, 2 s, 4 s) and resumes when the gateway is back", async () => {
+    session = await startDiscord({ allowFrom: [alice.id] });
+    const { fake, clock } = session;
+    const status = (): ChannelConnection => session!.manager.get("discord")!.status!();
+    const first = fake.gatewayAttempts();
+    fake.refuseGateway(true);
+    fake.dropGateway();
+    await waitFor(() => fake.gatewayAttempts() === first + 1, "the immediate reconnect attempt");
+    expect(status()).toMatchObject({ connected: false, lastError: expect.any(String) });
+    // Later attempts wait on the channel clock: nothing happens until it moves.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(fake.gatewayAttempts()).toBe(first + 1);
+    clock.advance(999);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fake.gatewayAttempts()).toBe(first + 1);
+    clock.advance(1);
+    await waitFor(() => fake.gatewayAttempts() === first + 2, "the attempt after 1 s");
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    clock.advance(1999);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fake.gatewayAttempts()).toBe(first + 2);
+    clock.advance(1);
+    await waitFor(() => fake.gatewayAttempts() === first + 3, "the attempt after 2 s");
+    fake.refuseGateway(false);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    clock.advance(4000);
+    await waitFor(() => status().connected, "the resumed connection", 10_000);
+    expect(fake.gatewayOps.filter((p) => p.op === 6).length).toBeGreaterThanOrEqual(1);
+    fake.dispatchMessage({ author: alice, content: "back" });
+    expect((await nextInbound(session.bus)).content).toBe("back");
+  }, 30_000);
+
+  it("a stopped channel makes no further connection attempts while the gateway is away", async () => {
+    session = await startDiscord();
+    const { fake, clock } = session;
+    fake.refuseGateway(true);
+    fake.dropGateway();
+    await waitFor(() => fake.gatewayAttempts() === 2, "the immediate reconnect attempt");
+    await session.manager.stopAll();
+    clock.advance(120_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(fake.gatewayAttempts()).toBe(2);
+  }, 30_000);
 
   it("fails to start with a wrong token, naming the problem", async () => {
     await expect(startDiscord({ token: "wrong" })).rejects.toThrow(/discord did not start: .*(token|401|Unauthorized)/i);

@@ -16,6 +16,7 @@ import { StreamEditor } from "../delivery/stream-editor.js";
 import { TypingKeeper } from "../delivery/typing-keeper.js";
 import type { Channel, ChannelConnection, ChannelDeps } from "../types.js";
 import type { DiscordConfig } from "./config.js";
+import { GatewaySupervisor } from "./gateway-supervisor.js";
 import { toGateInput } from "./inbound.js";
 import { DISCORD_TEXT_LIMIT, classifyDiscordError, editText, loadFile, postFile, postText, react, sendTyping } from "./send.js";
 
@@ -43,6 +44,7 @@ export class DiscordChannel implements Channel {
   private readonly deps: ChannelDeps;
   private readonly log: Logger;
   private client: Client | undefined;
+  private supervisor: GatewaySupervisor | undefined;
   private botId = "";
   private readonly streams = new Map<string, OpenStream>();
   /** Streams already finished: a late delta must not open a second preview. */
@@ -77,8 +79,12 @@ export class DiscordChannel implements Channel {
 
   async start(signal: AbortSignal): Promise<void> {
     if (this.client) return;
-    const { Client, Events, Partials } = await import("discord.js");
+    const sdk = await import("discord.js");
+    const { Client, Events, Partials } = sdk;
+    const supervisor = new GatewaySupervisor(this.deps.clock);
+    this.supervisor = supervisor;
     const client = new Client({
+      ws: { buildStrategy: supervisor.buildStrategy(sdk) },
       intents: this.config.intents,
       // Direct-message channels are not cached before their first message.
       partials: [Partials.Channel],
@@ -89,7 +95,7 @@ export class DiscordChannel implements Channel {
     });
     client.on(Events.ShardReady, () => this.setConnected(true));
     client.on(Events.ShardResume, () => this.setConnected(true));
-    client.on(Events.ShardReconnecting, () => this.setConnected(false));
+    client.on(Events.ShardReconnecting, () => this.setConnected(false, "gateway connection lost; reconnecting"));
     client.on(Events.ShardDisconnect, (event) => this.setConnected(false, `gateway closed (code ${event.code})`));
     client.on(Events.ShardError, (error) => this.setConnected(false, errorMessage(error)));
     client.on(Events.Error, (error) => this.setConnected(this.connection.connected, errorMessage(error)));
@@ -117,6 +123,8 @@ export class DiscordChannel implements Channel {
     const client = this.client;
     if (!client) return;
     this.client = undefined;
+    this.supervisor?.stop();
+    this.supervisor = undefined;
     this.typing.stopAll();
     for (const pending of this.reactions.values()) pending.cancelWorking();
     this.reactions.clear();

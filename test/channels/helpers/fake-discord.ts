@@ -79,6 +79,10 @@ export interface FakeDiscord {
   dropGateway(): void;
   /** Connected and identified or resumed gateway sockets. */
   liveSockets(): number;
+  /** While on, gateway connections are refused with HTTP 503 (REST keeps working). */
+  refuseGateway(on: boolean): void;
+  /** Gateway connection attempts so far (refused ones included). */
+  gatewayAttempts(): number;
   close(): Promise<void>;
 }
 
@@ -112,7 +116,17 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ message: String(error), code: 0 }));
     });
   });
-  const wss = new WebSocketServer({ server, path: "/gateway" });
+  let refusing = false;
+  let upgrades = 0;
+  const wss = new WebSocketServer({
+    server,
+    path: "/gateway",
+    verifyClient: (_info, done) => {
+      upgrades++;
+      if (refusing) done(false, 503, "Service Unavailable");
+      else done(true);
+    },
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -381,6 +395,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       live.clear();
     },
     liveSockets: () => live.size,
+    refuseGateway(on) {
+      refusing = on;
+    },
+    gatewayAttempts: () => upgrades,
     async close() {
       for (const socket of wss.clients) socket.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
