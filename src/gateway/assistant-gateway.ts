@@ -45,10 +45,10 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   installSystemJobs(cron, runtime.config);
 
   // The channels start after the server (WebSocket shares it); until then the list reads the config.
-  let channels: ChannelManager | undefined;
-  const list = (): ChannelListEntry[] => channels?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
+  const started: { manager?: ChannelManager } = {};
+  const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
   const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list });
-  channels = new ChannelManager({
+  const channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
     home: runtime.home,
@@ -56,6 +56,7 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     logger,
     httpServer: gateway.server.httpServer,
   });
+  started.manager = channels;
   const stopChannels = new AbortController();
   const channelResults = await channels.startAll(stopChannels.signal);
   for (const r of channelResults) {

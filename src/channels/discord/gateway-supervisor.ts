@@ -5,6 +5,7 @@
  * shard's connect: retries back off (at once, then 1 s, 2 s, 4 s … 60 s; reset when the shard
  * is READY or RESUMED again) and stop for good once the channel stops.
  */
+import type * as DiscordSdk from "discord.js";
 import type { WebSocketOptions } from "discord.js";
 import type { ChannelClock } from "../clock.js";
 
@@ -21,7 +22,7 @@ interface ShardInternals {
   on(event: string, listener: () => void): unknown;
 }
 
-type Sdk = typeof import("discord.js");
+type Sdk = typeof DiscordSdk;
 /** @discordjs/ws's manager, as discord.js hands it to `buildStrategy`. */
 type WebSocketManager = Parameters<NonNullable<WebSocketOptions["buildStrategy"]>>[0];
 
