@@ -100,6 +100,18 @@ describe("discord: config", () => {
     await expect(startDiscord({ token: undefined })).rejects.toThrow("channels.discord.token: expected the bot token");
   });
 
+  it("a thread is its own session beside its parent channel, and allowChannels admits it through its parent", async () => {
+    session = await startDiscord({ allowFrom: [alice.id], groupPolicy: "open", allowChannels: ["5000000000000000001"] });
+    session.fake.createThread("5100000000000000001", "5000000000000000001");
+    session.fake.dispatchMessage({ author: alice, content: "in the thread", guild: true, channelId: "5100000000000000001" });
+    const inbound = await nextInbound(session.bus);
+    expect(inbound).toMatchObject({
+      chatId: "5100000000000000001",
+      sessionKey: "discord:5000000000000000001:thread:5100000000000000001",
+      metadata: { parentChannelId: "5000000000000000001", threadId: "5100000000000000001" },
+    });
+  });
+
   it("allowChannels limits the server channels the bot listens in", async () => {
     session = await startDiscord({ allowFrom: [alice.id], groupPolicy: "open", allowChannels: ["5000000000000000002"] });
     session.fake.dispatchMessage({ author: alice, content: "in general", guild: true });

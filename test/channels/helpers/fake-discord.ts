@@ -73,6 +73,8 @@ export interface FakeDiscord {
   dmChannel(user: DiscordUser): string;
   /** Dispatches MESSAGE_CREATE (queued for replay when no client is connected); returns the message id. */
   dispatchMessage(options: DispatchOptions): string;
+  /** Dispatches THREAD_CREATE: a public thread under a server channel. */
+  createThread(threadId: string, parentId: string): void;
   /** The next `count` requests to `METHOD /path-pattern` fail with `status` (`:id` matches a snowflake). */
   failNext(route: string, status: number, count?: number): void;
   /** Cuts every gateway socket without a close frame, as a network drop would. */
@@ -384,6 +386,21 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       }
       dispatch("MESSAGE_CREATE", d);
       return id;
+    },
+    createThread(threadId, parentId) {
+      dispatch("THREAD_CREATE", {
+        id: threadId,
+        type: 11,
+        guild_id: DISCORD_GUILD,
+        parent_id: parentId,
+        name: "a thread",
+        owner_id: "2000000000000000001",
+        message_count: 0,
+        member_count: 1,
+        rate_limit_per_user: 0,
+        thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false },
+        newly_created: true,
+      });
     },
     failNext(route, status, count = 1) {
       const [method, pathPattern] = route.split(" ");
