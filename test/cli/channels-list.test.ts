@@ -97,7 +97,8 @@ describe("nanobot channels list", () => {
     await writeFile(
       join(root, "nanobot.json"),
       JSON.stringify({
-        gateway: { port },
+        // With an API key, the CLI must present it (the route is behind bearer auth).
+        gateway: { port, apiKey: "local-key" },
         channels: {
           discord: { enabled: true, token: DISCORD_TOKEN, apiRoot: discord.apiRoot, allowFrom: ["1"] },
           // The fake Bot API refuses any other token with 401.
