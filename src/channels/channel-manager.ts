@@ -15,6 +15,7 @@ import type { SharedChannelSettings } from "./channel-config.js";
 import { systemClock } from "./clock.js";
 import type { ChannelClock } from "./clock.js";
 import { DeliveryQueue } from "./delivery/delivery-queue.js";
+import type { Sleep } from "./delivery/delivery-queue.js";
 import { isInternalChannel } from "./types.js";
 import type { Channel, ChannelDeps } from "./types.js";
 
@@ -39,9 +40,21 @@ export interface ChannelManagerOptions {
   factories: Record<string, ChannelFactory>;
   pairing?: PairingStore;
   delivery?: DeliveryQueue;
+  /** How the built delivery queue waits between retries (tests record the waits). */
+  sleep?: Sleep;
   clock?: ChannelClock;
   logger?: Logger;
   httpServer?: Server;
+}
+
+/** One configured channel as `nanobot channels list` shows it. */
+export interface ChannelListEntry {
+  name: string;
+  type: string;
+  enabled: boolean;
+  /** Null when nobody knows (read from the config, no gateway running). */
+  connected: boolean | null;
+  lastError?: string;
 }
 
 export interface ChannelStartResult {
@@ -61,6 +74,7 @@ export class ChannelManager {
   private readonly options: ChannelManagerOptions;
   private readonly logger: Logger;
   private readonly running = new Map<string, Running>();
+  private readonly startErrors = new Map<string, string>();
 
   constructor(options: ChannelManagerOptions) {
     this.options = options;
@@ -69,7 +83,11 @@ export class ChannelManager {
     const maxRetries = options.channels.sendMaxRetries;
     this.delivery =
       options.delivery ??
-      new DeliveryQueue({ logger: this.logger, ...(typeof maxRetries === "number" ? { retryDelaysMs: retryDelaysFor(maxRetries) } : {}) });
+      new DeliveryQueue({
+        logger: this.logger,
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        ...(typeof maxRetries === "number" ? { retryDelaysMs: retryDelaysFor(maxRetries) } : {}),
+      });
   }
 
   /** Starts every enabled channel concurrently; one result per enabled channel. */
@@ -97,6 +115,18 @@ export class ChannelManager {
 
   get(name: string): Channel | undefined {
     return this.running.get(name)?.channel;
+  }
+
+  /** Every channel entry of the config, with what the running channels say about their connection. */
+  list(): ChannelListEntry[] {
+    return configuredChannels(this.options.channels).map((entry) => {
+      if (!entry.enabled) return { ...entry, connected: false };
+      const channel = this.running.get(entry.name)?.channel;
+      const startError = this.startErrors.get(entry.name);
+      if (!channel) return { ...entry, connected: false, ...(startError ? { lastError: startError } : {}) };
+      const state = channel.status?.() ?? { connected: true };
+      return { ...entry, connected: state.connected, ...(state.lastError ? { lastError: state.lastError } : {}) };
+    });
   }
 
   /** Names of the channels that started. */
@@ -139,15 +169,24 @@ export class ChannelManager {
         { channel: name },
       );
       this.running.set(name, { channel: started, unsubscribe });
+      this.startErrors.delete(name);
       this.logger.info("channel started", { channel: name });
       return { name, ok: true };
     } catch (error) {
       this.logger.error("channel failed to start", { channel: name, error: errorMessage(error) });
+      this.startErrors.set(name, errorMessage(error));
       // Release whatever a half-started channel holds (sockets, timers).
       await channel?.stop().catch(() => undefined);
       return { name, ok: false, error: errorMessage(error) };
     }
   }
+}
+
+/** The channel entries under `channels` (not the switches beside them), as the config has them. */
+export function configuredChannels(channels: Record<string, unknown>): Array<Omit<ChannelListEntry, "connected">> {
+  return Object.entries(channels)
+    .filter((entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]))
+    .map(([name, raw]) => ({ name, type: typeof raw.type === "string" ? raw.type : name, enabled: raw.enabled === true }));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -5,9 +5,10 @@
  * channel implementations.
  */
 import { closestKey } from "../config/suggest.js";
+import { discordSettingNotes } from "./discord/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -25,7 +26,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
 const PYTHON_ONLY = new Set([
-  "dingtalk", "discord", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -60,4 +61,17 @@ export function unknownChannelTypes(channels: Record<string, unknown>): ChannelT
 export function isKnownChannelType(name: string, raw: unknown): boolean {
   const type = typeof raw === "object" && raw !== null && typeof (raw as Record<string, unknown>).type === "string" ? String((raw as Record<string, unknown>).type) : name;
   return (CHANNEL_TYPES as readonly string[]).includes(type);
+}
+
+/** Keys of enabled channels that nanobot reads but does not honour, each with the reason. */
+export function channelSettingNotes(channels: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [name, raw] of Object.entries(channels)) {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) continue;
+    const entry = raw as Record<string, unknown>;
+    if (entry.enabled !== true) continue;
+    const type = typeof entry.type === "string" ? entry.type : name;
+    if (type === "discord") out.push(...discordSettingNotes(name, entry));
+  }
+  return out;
 }

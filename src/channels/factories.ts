@@ -3,6 +3,9 @@ import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
 import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
+import { parseDiscordConfig } from "./discord/config.js";
+import { DiscordChannel } from "./discord/discord-channel.js";
+import { discordSettingNotes } from "./discord/setting-notes.js";
 import { parseEmailConfig } from "./email/config.js";
 import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
@@ -29,6 +32,12 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
       ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger })
       : deps.gate;
   return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
+};
+
+export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
+  for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
 };
 
 /** What a mail transport may need beyond its config: where to keep state, how to log. */
@@ -58,5 +67,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport) };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
 }

@@ -25,6 +25,18 @@ export interface Channel {
   stop(): Promise<void>;
   /** Delivers one outbound message. Failures after retries reject (the bus reports them). */
   send(message: OutboundMessage): Promise<void>;
+  /**
+   * The platform connection as the channel sees it now; channels without a lasting connection
+   * (webhooks, polling) may leave it out and count as connected while started.
+   */
+  status?(): ChannelConnection;
+}
+
+/** What `nanobot channels list` shows for a running channel. */
+export interface ChannelConnection {
+  connected: boolean;
+  /** The last connection problem, kept after a recovery. */
+  lastError?: string;
 }
 
 /** Senders the platform identifies: the id always, a `@username` where the platform has one. */

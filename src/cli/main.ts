@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import { scrubSecretText } from "../core/scrub.js";
 import { registerAgentCommand } from "./commands/agent.js";
+import { registerChannelsCommand } from "./commands/channels.js";
 import { registerConfigCommand } from "./commands/config.js";
 import { registerCronCommand } from "./commands/cron.js";
 import { registerGatewayCommand } from "./commands/gateway.js";
@@ -51,6 +52,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerMcpCommand(program, ctx);
   registerServeMcpCommand(program, ctx);
   registerPairingCommand(program, ctx);
+  registerChannelsCommand(program, ctx);
   registerCronCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerSessionsCommand(program, ctx);

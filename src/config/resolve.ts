@@ -5,7 +5,7 @@
  */
 import { ConfigError } from "../core/errors.js";
 import { checkModelPresets } from "./model-presets.js";
-import { unknownChannelTypes } from "../channels/channel-types.js";
+import { channelSettingNotes, unknownChannelTypes } from "../channels/channel-types.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
 import { hookWarnings } from "./hook-warnings.js";
@@ -155,5 +155,6 @@ function semanticWarnings(config: NanobotConfig, file: string): string[] {
   out.push(...hookWarnings(config, file));
   // `config check` turns these into an error; elsewhere a Python config with discord still runs.
   out.push(...unknownChannelTypes(config.channels).map((p) => `${file}: ${p.message}`));
+  out.push(...channelSettingNotes(config.channels).map((note) => `${file}: ${note}`));
   return out;
 }

@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { ActiveTurns } from "./active-turns.js";
 import { bearerAuth } from "./auth.js";
+import { channelRoutes } from "./channel-routes.js";
 import { browserGuard } from "./browser-guard.js";
 import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
 import { eventRoutes } from "./event-routes.js";
@@ -69,6 +70,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.route("/api", elicitationRoutes(elicitations));
   const observers = deps.observers ?? deps.processor.observers;
   if (observers) app.route("/api", eventRoutes(observers));
+  const channels = deps.channels;
+  if (channels) app.route("/api", channelRoutes(channels));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
   mountWebStatic(app, deps.webRoot);

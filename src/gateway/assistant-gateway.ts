@@ -7,8 +7,8 @@ import { AgentLoop } from "../agent/agent-loop.js";
 import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
 import type { Runtime } from "../agent/runtime.js";
 import { InProcessBus } from "../bus/in-process-bus.js";
-import { ChannelManager } from "../channels/channel-manager.js";
-import type { ChannelStartResult } from "../channels/channel-manager.js";
+import { ChannelManager, configuredChannels } from "../channels/channel-manager.js";
+import type { ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
 import { defaultChannelFactories } from "../channels/factories.js";
 import { errorMessage } from "../core/errors.js";
 import { CronService } from "../cron/cron-service.js";
@@ -44,7 +44,10 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   loop.useCron(cron);
   installSystemJobs(cron, runtime.config);
 
-  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop });
+  // The channels start after the server (WebSocket shares it); until then the list reads the config.
+  const started: { manager?: ChannelManager } = {};
+  const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
+  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list });
   const channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
@@ -53,6 +56,7 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     logger,
     httpServer: gateway.server.httpServer,
   });
+  started.manager = channels;
   const stopChannels = new AbortController();
   const channelResults = await channels.startAll(stopChannels.signal);
   for (const r of channelResults) {

@@ -19,6 +19,7 @@ import type { GatewayApp } from "./app.js";
 import { startGatewayServer } from "./server.js";
 import type { GatewayServer } from "./server.js";
 import type { GatewayDeps } from "./types.js";
+import type { ChannelListEntry } from "../channels/channel-manager.js";
 
 /** `dist/web` from both `src/gateway/` (tsx) and `dist/gateway/` (built). */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL("../../dist/web", import.meta.url));
@@ -30,6 +31,8 @@ export interface RuntimeGatewayOptions {
   processor?: TurnProcessor;
   requestTimeoutMs?: number;
   webRoot?: string;
+  /** The chat channels' state for `GET /api/channels` (the assistant gateway's ChannelManager). */
+  channels?: () => ChannelListEntry[];
 }
 
 export interface RunningGateway {
@@ -92,6 +95,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     webRoot: existsSync(webRoot) ? webRoot : undefined,
     hostPolicy: hostPolicyFor(runtime, options.host ?? config.gateway.host),
     log: (level, msg, data) => runtime.logger[level](msg, data),
+    ...(options.channels ? { channels: options.channels } : {}),
   };
 }
 

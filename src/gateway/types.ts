@@ -1,5 +1,6 @@
 /** What the gateway needs from the rest of nanobot; tests pass fakes or a real Runtime's parts. */
 import type { TurnProcessor } from "../agent/turn-processor.js";
+import type { ChannelListEntry } from "../channels/channel-manager.js";
 import type { TurnObservers } from "../agent/turn-observers.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { SessionStore } from "../session/types.js";
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   /** The MCP Streamable HTTP endpoint mounted at `/mcp` (nanobot as an MCP server). */
   mcpHandler?: (request: Request) => Promise<Response>;
   log?: GatewayLog;
+  /** The chat channels and their connections (`GET /api/channels`); absent when the gateway runs none. */
+  channels?: () => ChannelListEntry[];
 }
 
 export const DEFAULT_AGENT = "nanobot";

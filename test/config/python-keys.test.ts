@@ -68,26 +68,34 @@ describe("channel names", () => {
   });
 
   it("config check fails on an enabled channel nanobot does not have, with did-you-mean for a typo", async () => {
-    await withConfig(base({ channels: { discord: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
+    await withConfig(base({ channels: { matrix: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
     const r = await run(["config", "check"]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain("channels.discord is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email)");
+    expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord)");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     // A disabled one (the Python template lists them all) is no problem.
     expect(r.err).not.toContain("feishu");
   });
 
+  it("config check accepts a Python channels.discord and warns about the proxy keys it cannot honour", async () => {
+    await withConfig(base({ channels: { discord: { enabled: true, token: "x", allowFrom: ["1"], groupPolicy: "open", proxy: "http://proxy:3128", proxyUsername: "u" } } }));
+    const r = await run(["config", "check"]);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain("channels.discord.proxy is not supported by nanobot's Discord channel");
+    expect(r.err).toContain("unset channels.discord.proxy, channels.discord.proxyUsername");
+  });
+
   it("status does not list them as enabled, and other commands still run with a warning", async () => {
-    await withConfig(base({ channels: { discord: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
+    await withConfig(base({ channels: { matrix: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
     const status = await run(["status", "--json"]);
     expect(status.code).toBe(0);
     const report = JSON.parse(status.out) as { channels: string[]; unsupportedChannels: string[] };
     expect(report.channels).toEqual(["telegram"]);
-    expect(report.unsupportedChannels).toEqual(["discord"]);
-    expect(status.err).toContain("channels.discord is a Python nanobot channel");
+    expect(report.unsupportedChannels).toEqual(["matrix"]);
+    expect(status.err).toContain("channels.matrix is a Python nanobot channel");
 
     const text = await run(["status"]);
-    expect(text.out).toMatch(/channels\s+telegram \(not started, not a nanobot channel: discord\)/);
+    expect(text.out).toMatch(/channels\s+telegram \(not started, not a nanobot channel: matrix\)/);
 
     fake.enqueue({ text: "still here" });
     const agent = await run(["agent", "-m", "hi"]);
@@ -95,10 +103,10 @@ describe("channel names", () => {
   });
 
   it("gateway refuses to start with the same error, before it listens", async () => {
-    await withConfig(base({ channels: { discord: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" } } }));
+    await withConfig(base({ channels: { matrix: { enabled: true }, telegarm: { enabled: true, token: "1:a" } } }));
     const r = await run(["gateway", "--port", "0"]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain("config.json: channels.discord is a Python nanobot channel that nanobot (TS) does not have");
+    expect(r.err).toContain("config.json: channels.matrix is a Python nanobot channel that nanobot (TS) does not have");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     expect(r.out).not.toContain("listening");
   });

@@ -35,7 +35,8 @@ export async function toGateInput(message: Message, options: TelegramInboundOpti
   if (!content && media.length === 0) return undefined;
   const chatId = String(message.chat.id);
   const metadata: Record<string, unknown> = {
-    messageId: message.message_id,
+    // A string, as the agent layer reads it for `replyTo`.
+    messageId: String(message.message_id),
     chatType: message.chat.type,
   };
   if (message.reply_to_message) metadata.replyToMessageId = message.reply_to_message.message_id;

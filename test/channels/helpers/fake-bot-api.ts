@@ -28,6 +28,8 @@ export interface SentMessage {
   chat_id: string;
   text: string;
   parse_mode?: string;
+  /** `reply_parameters.message_id` of the send. */
+  reply_to?: number;
   edits: string[];
 }
 
@@ -46,16 +48,22 @@ export interface FakeBotApi {
   url: string;
   calls: ApiCall[];
   messages: SentMessage[];
+  /** Queues a user's message as an update; returns its message_id. */
   pushMessage(options: PushOptions): number;
   addFile(fileId: string, filePath: string, content: string): void;
   /** Scripts the next calls of `method`: a failure, or "pass" to let one call through first. */
   failNext(method: string, failure: ScriptedFailure | "pass"): void;
   callsOf(method: string): ApiCall[];
+  /** Cuts every waiting long poll at the socket, as a network drop would; returns how many. */
+  dropConnections(): number;
+  /** Long polls (getUpdates) waiting for updates right now. */
+  waitingPolls(): number;
   close(): Promise<void>;
 }
 
 interface Waiter {
   offset: number;
+  req: IncomingMessage;
   respond: (updates: unknown[]) => void;
 }
 
@@ -80,6 +88,8 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
     sendMessage: (p) => {
       const sent: SentMessage = { message_id: nextMessageId++, chat_id: String(p.chat_id), text: String(p.text), edits: [] };
       if (typeof p.parse_mode === "string") sent.parse_mode = p.parse_mode;
+      const replyTo = (p.reply_parameters as { message_id?: unknown } | undefined)?.message_id;
+      if (typeof replyTo === "number") sent.reply_to = replyTo;
       messages.push(sent);
       return { message_id: sent.message_id, date: 0, chat: { id: Number(p.chat_id), type: "private" }, text: sent.text };
     },
@@ -145,7 +155,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
     const ready = pending(offset);
     const timeout = Number(params.timeout ?? 0);
     if (ready.length || timeout === 0) return reply(res, { ok: true, result: ready });
-    const waiter: Waiter = { offset, respond: (result) => reply(res, { ok: true, result }) };
+    const waiter: Waiter = { offset, req, respond: (result) => reply(res, { ok: true, result }) };
     const timer = setTimeout(() => {
       waiters.delete(waiter);
       reply(res, { ok: true, result: [] });
@@ -187,7 +197,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
         const ready = pending(waiter.offset);
         if (ready.length) waiter.respond(ready);
       }
-      return update.update_id;
+      return message.message_id as number;
     },
     addFile(fileId, filePath, content) {
       files.set(fileId, { path: filePath, content });
@@ -200,6 +210,15 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
     callsOf(method) {
       return calls.filter((c) => c.method === method);
     },
+    dropConnections() {
+      const cut = [...waiters];
+      for (const waiter of cut) {
+        waiters.delete(waiter);
+        waiter.req.socket.destroy();
+      }
+      return cut.length;
+    },
+    waitingPolls: () => waiters.size,
     async close() {
       for (const waiter of [...waiters]) waiter.respond([]);
       server.closeAllConnections();

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { telegramPlatform } from "./telegram-platform.js";
+
+runChannelKit(telegramPlatform);
