@@ -60,8 +60,8 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["tools", "webuiAllowLocalServiceAccess"], reason: "settings of the Python WebUI" },
   { path: ["tools", "allowLocalPreviewAccess"], reason: "settings of the Python WebUI" },
   { path: ["tools", "webuiAllowRemotePackageInstall"], reason: "settings of the Python WebUI" },
-  { path: ["tools", "mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
-  { path: ["mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
+  { path: ["tools", "mcpServers", "*", "auth"], reason: "not read; MCP OAuth is set with mcpServers.<name>.oauth and `nanobot mcp login <name>`" },
+  { path: ["mcpServers", "*", "auth"], reason: "not read; MCP OAuth is set with mcpServers.<name>.oauth and `nanobot mcp login <name>`" },
 ];
 
 /** The Python template's value for "unset": nothing to act on, nothing to say. */

@@ -4,6 +4,7 @@
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
 import { BoundedStdioClientTransport } from "./stdio-transport.js";
@@ -47,7 +48,23 @@ export interface BuiltTransport {
 
 const STDERR_TAIL_CHARS = 2000;
 
-export function createTransport(server: string, spec: McpServerSpec, env: Record<string, string | undefined>): BuiltTransport {
+/** A URL server speaks OAuth unless its headers already carry credentials. */
+export function usesOAuth(spec: McpServerSpec): boolean {
+  if (detectTransportType(spec) === "stdio") return false;
+  return spec.oauth !== undefined || !Object.keys(spec.headers ?? {}).some((h) => h.toLowerCase() === "authorization");
+}
+
+/** The server's URL with `${VAR}`s expanded (or undefined for stdio / no url). */
+export function serverUrl(spec: McpServerSpec, env: Record<string, string | undefined>): string | undefined {
+  return spec.url ? expandVars(spec.url, env) : undefined;
+}
+
+export function createTransport(
+  server: string,
+  spec: McpServerSpec,
+  env: Record<string, string | undefined>,
+  authProvider?: OAuthClientProvider,
+): BuiltTransport {
   const type = detectTransportType(spec);
   if (type === "stdio") {
     if (!spec.command) throw new ConfigError(`MCP server '${server}' has no command`, { path: `mcpServers.${server}.command`, expected: "a command to spawn" });
@@ -73,6 +90,7 @@ export function createTransport(server: string, spec: McpServerSpec, env: Record
   }
   const headers = expandMap(spec.headers, env);
   const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
-  const transport = type === "sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider } : {}) };
+  const transport = type === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
   return { transport, type, stderrTail: () => "" };
 }

@@ -1,0 +1,65 @@
+/**
+ * What a connection needs from OAuth: a provider for a URL server, and finishing an
+ * authorization the provider completed (the SDK answers `UnauthorizedError` after the redirect;
+ * `finishAuth` exchanges the code, then the request is sent again).
+ */
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { serverUrl, usesOAuth } from "../transport.js";
+import type { McpServerSpec, OAuthAuthorizer } from "../types.js";
+import { isNeedsLogin, needsLoginMessage } from "./needs-login.js";
+import { NanobotOAuthProvider } from "./provider.js";
+import { OAuthStore } from "./token-store.js";
+
+/** Authorizations one request may go through (a step-up may follow the first login); then it fails. */
+export const MAX_AUTHORIZATIONS = 3;
+
+export interface OAuthContext {
+  oauthDir?: string;
+  oauthAuthorize?: OAuthAuthorizer;
+  env: Record<string, string | undefined>;
+  clientName?: string;
+}
+
+/** The server's OAuth state (one per connection), or undefined for a server that does not use OAuth. */
+export function oauthStoreFor(server: string, spec: McpServerSpec, ctx: OAuthContext): OAuthStore | undefined {
+  const url = serverUrl(spec, ctx.env);
+  return url && usesOAuth(spec) ? new OAuthStore(ctx.oauthDir, server, url) : undefined;
+}
+
+/** A provider reading the server's token file afresh (a login in another process is seen on reconnect). */
+export async function oauthProviderFor(server: string, spec: McpServerSpec, store: OAuthStore | undefined, ctx: OAuthContext): Promise<NanobotOAuthProvider | undefined> {
+  if (!store) return undefined;
+  store.forget();
+  return NanobotOAuthProvider.open({
+    server,
+    spec: spec.oauth,
+    store,
+    ...(ctx.oauthAuthorize ? { authorize: ctx.oauthAuthorize } : {}),
+    ...(ctx.clientName ? { clientName: ctx.clientName } : {}),
+  });
+}
+
+interface FinishableTransport {
+  finishAuth(code: string): Promise<void>;
+}
+
+/**
+ * After `err`: when the provider holds a code from an authorization that just happened, exchanges
+ * it on `transport` and resolves true (send again); false when `err` is anything else.
+ */
+export async function finishPendingAuthorization(err: unknown, provider: NanobotOAuthProvider | undefined, transport: Transport | undefined): Promise<boolean> {
+  if (!provider || !(err instanceof UnauthorizedError)) return false;
+  const code = provider.takeCode();
+  const finishable = transport as Partial<FinishableTransport> | undefined;
+  if (!code || typeof finishable?.finishAuth !== "function") return false;
+  await finishable.finishAuth(code);
+  return true;
+}
+
+/** The reason to show for an error that means "a login is needed", else undefined. */
+export function loginReason(err: unknown, server: string): string | undefined {
+  if (isNeedsLogin(err)) return needsLoginMessage(server);
+  if (err instanceof UnauthorizedError) return needsLoginMessage(server);
+  return undefined;
+}
