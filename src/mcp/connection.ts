@@ -32,7 +32,7 @@ import { createTransport, expandVars } from "./transport.js";
 import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
 import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
-import { MAX_AUTHORIZATIONS, finishPendingAuthorization, loginReason, oauthProviderFor, oauthStoreFor } from "./oauth/connect-auth.js";
+import { MAX_AUTHORIZATIONS, authorizedSince, loginReason, oauthProviderFor, oauthStoreFor } from "./oauth/connect-auth.js";
 import type { NanobotOAuthProvider } from "./oauth/provider.js";
 import type { OAuthStore } from "./oauth/token-store.js";
 import { scrubSecretText } from "../core/scrub.js";
@@ -219,7 +219,7 @@ export class McpConnection {
       try {
         return await send();
       } catch (err) {
-        if (authorizations >= MAX_AUTHORIZATIONS || !(await finishPendingAuthorization(err, this.oauth, this.built?.transport))) throw err;
+        if (authorizations >= MAX_AUTHORIZATIONS || !authorizedSince(err, this.oauth)) throw err;
       }
     }
   }
@@ -267,13 +267,7 @@ export class McpConnection {
     } catch (err) {
       await client.close().catch(() => undefined);
       // The first request met a 401 and the login finished: exchange the code, then connect again.
-      let finished = false;
-      try {
-        finished = authorizations < MAX_AUTHORIZATIONS && (await finishPendingAuthorization(err, oauth, built.transport));
-      } catch (exchangeErr) {
-        err = exchangeErr;
-      }
-      if (finished) {
+      if (authorizations < MAX_AUTHORIZATIONS && authorizedSince(err, oauth)) {
         clearTimeout(timer);
         return this.open(authorizations + 1);
       }
@@ -326,14 +320,14 @@ export class McpConnection {
   private async relist(client: Client, seq: number): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
     try {
-      const [tools, prompts, resources, resourceTemplates] = await Promise.all([
+      const [tools, prompts, resources, resourceTemplates] = await this.withAuthorization(() => Promise.all([
         caps.tools ? listAll((cursor) => listToolsPage(client, cursor, this.name, this.options.log), (r) => r.tools) : Promise.resolve([]),
         caps.prompts ? listAll((cursor) => client.listPrompts({ cursor }), (r) => r.prompts).catch(() => []) : Promise.resolve([]),
         caps.resources ? listAll((cursor) => client.listResources({ cursor }), (r) => r.resources).catch(() => []) : Promise.resolve([]),
         caps.resources
           ? listAll((cursor) => client.listResourceTemplates({ cursor }), (r) => r.resourceTemplates).catch(() => [])
           : Promise.resolve([]),
-      ]);
+      ]));
       if (seq !== this.refreshSeq || this.client !== client) return;
       this.listing = { tools, prompts, resources, resourceTemplates, instructions: this.listing.instructions, serverInfo: this.listing.serverInfo };
       for (const listener of this.listeners) listener();

@@ -1,10 +1,9 @@
 /**
- * What a connection needs from OAuth: a provider for a URL server, and finishing an
- * authorization the provider completed (the SDK answers `UnauthorizedError` after the redirect;
- * `finishAuth` exchanges the code, then the request is sent again).
+ * What a connection needs from OAuth: a provider for a URL server, and knowing when a request
+ * that stopped with the SDK's `UnauthorizedError` may go again (the provider completed the
+ * authorization and exchanged the code meanwhile).
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { serverUrl, usesOAuth } from "../transport.js";
 import type { McpServerSpec, OAuthAuthorizer } from "../types.js";
 import { isNeedsLogin, needsLoginMessage } from "./needs-login.js";
@@ -33,6 +32,7 @@ export async function oauthProviderFor(server: string, spec: McpServerSpec, stor
   store.forget();
   return NanobotOAuthProvider.open({
     server,
+    url: store.url,
     spec: spec.oauth,
     store,
     ...(ctx.oauthAuthorize ? { authorize: ctx.oauthAuthorize } : {}),
@@ -40,21 +40,9 @@ export async function oauthProviderFor(server: string, spec: McpServerSpec, stor
   });
 }
 
-interface FinishableTransport {
-  finishAuth(code: string): Promise<void>;
-}
-
-/**
- * After `err`: when the provider holds a code from an authorization that just happened, exchanges
- * it on `transport` and resolves true (send again); false when `err` is anything else.
- */
-export async function finishPendingAuthorization(err: unknown, provider: NanobotOAuthProvider | undefined, transport: Transport | undefined): Promise<boolean> {
-  if (!provider || !(err instanceof UnauthorizedError)) return false;
-  const code = provider.takeCode();
-  const finishable = transport as Partial<FinishableTransport> | undefined;
-  if (!code || typeof finishable?.finishAuth !== "function") return false;
-  await finishable.finishAuth(code);
-  return true;
+/** After `err`: true when an authorization finished meanwhile, so the request may be sent again. */
+export function authorizedSince(err: unknown, provider: NanobotOAuthProvider | undefined): boolean {
+  return provider !== undefined && err instanceof UnauthorizedError && provider.takeCompleted();
 }
 
 /** The reason to show for an error that means "a login is needed", else undefined. */

@@ -5,7 +5,8 @@
  * state in the server's token file. Where no user can authorise, a needed login fails with
  * `NeedsLoginError` instead of registering clients or opening browsers in the background.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { AddClientAuthentication } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -19,6 +20,8 @@ const DEFAULT_REDIRECT_PATH = "/callback";
 
 export interface OAuthProviderOptions {
   server: string;
+  /** The MCP server's URL (the resource the tokens are for). */
+  url: string;
   spec: McpOAuthSpec | undefined;
   store: OAuthStore;
   /** Completes an authorization (login command, headless clients); absent = needs an admin's login. */
@@ -31,7 +34,12 @@ export interface OAuthProviderOptions {
 export class NanobotOAuthProvider implements OAuthClientProvider {
   readonly addClientAuthentication?: AddClientAuthentication;
   private stored!: StoredOAuth;
-  private code?: string;
+  /** PKCE verifiers of authorizations started by this process, by their S256 challenge. */
+  private readonly verifiers = new Map<string, string>();
+  /** The verifier of the code being exchanged right now. */
+  private exchangeVerifier?: string;
+  private authorizing?: Promise<void>;
+  private completed = false;
 
   private constructor(private readonly options: OAuthProviderOptions) {
     const { spec } = options;
@@ -136,14 +144,39 @@ export class NanobotOAuthProvider implements OAuthClientProvider {
       if (scope) await this.save((s) => ({ ...s, pendingScope: scope }));
       throw new NeedsLoginError(this.options.server);
     }
-    this.code = await authorize(this.options.server, authorizationUrl);
+    // Requests that met the 401 together share one authorization.
+    if (this.authorizing) {
+      await this.authorizing.catch(() => undefined);
+      this.completed = true;
+      return;
+    }
+    this.authorizing = this.authorizeAndExchange(authorize, authorizationUrl);
+    try {
+      await this.authorizing;
+      this.completed = true;
+    } finally {
+      this.authorizing = undefined;
+    }
   }
 
-  /** The code the last authorization produced, once (the transport's `finishAuth` takes it). */
-  takeCode(): string | undefined {
-    const code = this.code;
-    this.code = undefined;
-    return code;
+  /** Gets the code (browser, headless) and exchanges it with the verifier of this very request. */
+  private async authorizeAndExchange(authorize: OAuthAuthorizer, authorizationUrl: URL): Promise<void> {
+    const code = await authorize(this.options.server, authorizationUrl);
+    const challenge = authorizationUrl.searchParams.get("code_challenge") ?? "";
+    this.exchangeVerifier = this.verifiers.get(challenge);
+    try {
+      // Discovery is cached by now (saveDiscoveryState), so this goes straight to the token endpoint.
+      await auth(this, { serverUrl: this.options.url, authorizationCode: code });
+    } finally {
+      this.exchangeVerifier = undefined;
+    }
+  }
+
+  /** True once after an authorization finished here: the request that stopped for it may go again. */
+  takeCompleted(): boolean {
+    const done = this.completed;
+    this.completed = false;
+    return done;
   }
 
   /** Scope a server asked for while nobody could log in (the login command requests it). */
@@ -153,11 +186,12 @@ export class NanobotOAuthProvider implements OAuthClientProvider {
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
     if (!this.options.authorize) return;
+    this.verifiers.set(createHash("sha256").update(codeVerifier).digest("base64url"), codeVerifier);
     await this.save((s) => ({ ...s, codeVerifier }));
   }
 
   codeVerifier(): string {
-    const verifier = this.stored.codeVerifier;
+    const verifier = this.exchangeVerifier ?? this.stored.codeVerifier;
     if (!verifier) throw new Error(`MCP server '${this.options.server}': no PKCE verifier saved for this authorization`);
     return verifier;
   }
