@@ -128,6 +128,8 @@ export interface McpManagerOptions {
   oauthDir?: string;
   /** Completes an authorization when a server asks for one mid-session; absent = "an admin must run `nanobot mcp login`". */
   oauthAuthorize?: OAuthAuthorizer;
+  /** The loopback redirect of a login in progress (`nanobot mcp login`). */
+  oauthRedirectUrl?: string;
 }
 
 /** Why a server is not usable, for status output and `nanobot mcp list`. */

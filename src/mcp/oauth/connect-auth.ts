@@ -16,6 +16,7 @@ export const MAX_AUTHORIZATIONS = 3;
 export interface OAuthContext {
   oauthDir?: string;
   oauthAuthorize?: OAuthAuthorizer;
+  oauthRedirectUrl?: string;
   env: Record<string, string | undefined>;
   clientName?: string;
 }
@@ -37,6 +38,7 @@ export async function oauthProviderFor(server: string, spec: McpServerSpec, stor
     store,
     ...(ctx.oauthAuthorize ? { authorize: ctx.oauthAuthorize } : {}),
     ...(ctx.clientName ? { clientName: ctx.clientName } : {}),
+    ...(ctx.oauthRedirectUrl ? { redirectUrl: ctx.oauthRedirectUrl } : {}),
   });
 }
 
@@ -49,5 +51,7 @@ export function authorizedSince(err: unknown, provider: NanobotOAuthProvider | u
 export function loginReason(err: unknown, server: string): string | undefined {
   if (isNeedsLogin(err)) return needsLoginMessage(server);
   if (err instanceof UnauthorizedError) return needsLoginMessage(server);
+  // A 403 insufficient_scope that a refreshed token did not cure: only a new login grants more.
+  if (err instanceof Error && (err as { code?: unknown }).code === 403 && /upscoping/.test(err.message)) return needsLoginMessage(server);
   return undefined;
 }
