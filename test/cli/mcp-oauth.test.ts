@@ -4,7 +4,8 @@
  * server's tools are unavailable and the warning says an admin must run `nanobot mcp login`;
  * `nanobot mcp login` prints the URL and waits on its loopback callback (the test plays the
  * browser by fetching the URL); the token file is 0600; `agent -m` uses the protected tool; an
- * expired access token is refreshed; `nanobot mcp logout` deletes the tokens.
+ * expired access token is refreshed; `nanobot mcp logout` deletes the tokens; the gateway's web
+ * UI notices carry the same "an admin must run" message.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -134,5 +135,18 @@ describe("OAuth for a remote MCP server", () => {
     const list = await nanobot(["mcp", "list"]);
     expect(list.code).toBe(1);
     expect(list.stdout).toContain("needs an OAuth login: an admin must run `nanobot mcp login secured`");
+  });
+
+  it("the gateway (no user to log in) says the same in its web UI notices", { timeout: 120_000 }, async () => {
+    const gateway = startNanobot(["gateway", "--port", "0"], { cwd: root, env: env() });
+    try {
+      const [, url] = await gateway.waitFor(/listening on (http:\/\/\S+)/, 60_000);
+      await gateway.waitFor(/MCP server secured failed to start/, 60_000);
+      const info = (await (await fetch(`${url}/api/info`)).json()) as { notices: string[] };
+      expect(info.notices).toContain("MCP server secured failed to start: needs an OAuth login: an admin must run `nanobot mcp login secured`");
+      expect(server.registrations).toBe(1);
+    } finally {
+      await gateway.stop();
+    }
   });
 });
