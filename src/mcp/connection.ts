@@ -226,7 +226,7 @@ export class McpConnection {
 
   private async open(authorizations = 0): Promise<Client> {
     const oauth = await oauthProviderFor(this.name, this.spec, this.oauthStore, this.options);
-    const built = createTransport(this.name, this.spec, this.options.env, oauth);
+    const built = createTransport(this.name, this.spec, this.options.env, oauth, oauth?.fetch);
     const client = new Client(
       { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
       { capabilities: clientCapabilities(this.options) },

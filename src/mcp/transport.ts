@@ -64,6 +64,8 @@ export function createTransport(
   spec: McpServerSpec,
   env: Record<string, string | undefined>,
   authProvider?: OAuthClientProvider,
+  /** Watches responses for the provider (403 `insufficient_scope`). */
+  authFetch?: (input: string | URL, init?: RequestInit) => Promise<Response>,
 ): BuiltTransport {
   const type = detectTransportType(spec);
   if (type === "stdio") {
@@ -90,7 +92,7 @@ export function createTransport(
   }
   const headers = expandMap(spec.headers, env);
   const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
-  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider } : {}) };
+  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider, ...(authFetch ? { fetch: authFetch } : {}) } : {}) };
   const transport = type === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
   return { transport, type, stderrTail: () => "" };
 }

@@ -4,7 +4,8 @@
  * server's tools are unavailable and the warning says an admin must run `nanobot mcp login`;
  * `nanobot mcp login` prints the URL and waits on its loopback callback (the test plays the
  * browser by fetching the URL); the token file is 0600; `agent -m` uses the protected tool; an
- * expired access token is refreshed; `nanobot mcp logout` deletes the tokens; the gateway's web
+ * expired access token is refreshed; a 403 `insufficient_scope` asks for a login that requests
+ * the wider scope; `nanobot mcp logout` deletes the tokens; the gateway's web
  * UI notices carry the same "an admin must run" message.
  */
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { runNanobot, startNanobot } from "../support/nanobot-cli.js";
-import { SECRET_WORD, startOAuthProtectedServer } from "../mcp/servers/oauth-protected-server.js";
+import { ADMIN_REPORT, SECRET_WORD, startOAuthProtectedServer } from "../mcp/servers/oauth-protected-server.js";
 import type { OAuthProtectedServer } from "../mcp/servers/oauth-protected-server.js";
 
 let root: string;
@@ -52,16 +53,34 @@ interface StoredFile {
   tokens?: { access_token: string; refresh_token?: string };
 }
 
-/** A turn whose model calls the protected tool, then answers with what it returned. */
-async function turnUsingTool(): Promise<{ code: number | null; out: string; err: string; toolResult: string }> {
-  const before = fake.requests.length;
-  fake.enqueue({ toolCalls: [{ id: "call_1", name: "mcp_secured_secret_word", arguments: {} }] }, { text: "done" });
-  const r = await nanobot(["agent", "-m", "what is the secret word?"]);
-  const second = fake.requests[before + 1]?.body as { messages: Array<{ role: string; content: string }> } | undefined;
-  return { code: r.code, out: r.stdout, err: r.stderr, toolResult: second?.messages.find((m) => m.role === "tool")?.content ?? "" };
+/** Runs `nanobot mcp login secured`, playing the browser: fetches the printed URL (which redirects to the callback). */
+async function login(): Promise<{ authorizeUrl: URL; callback: string; stdout: string; page: Response; pageText: string }> {
+  const child = startNanobot(["mcp", "login", "secured"], { cwd: root, env: env() });
+  const exited = new Promise<number | null>((resolve) => child.child.once("exit", (code) => resolve(code)));
+  try {
+    const [, printed] = await child.waitFor(/^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m, 60_000);
+    const [, callback] = await child.waitFor(/Waiting for the redirect to (http:\/\/127\.0\.0\.1:\d+\/callback)/);
+    const authorizeUrl = new URL(printed as string);
+    // The browser: the authorization server redirects to nanobot's loopback callback.
+    const page = await fetch(authorizeUrl);
+    const pageText = await page.text();
+    expect(await exited, child.stderr()).toBe(0);
+    return { authorizeUrl, callback: callback as string, stdout: child.stdout(), page, pageText };
+  } finally {
+    if (child.child.exitCode === null) await child.stop();
+  }
 }
 
-describe("OAuth for a remote MCP server", () => {
+/** A turn whose model calls the protected tool, then answers with what it returned. */
+async function turnUsingTool(tool = "mcp_secured_secret_word"): Promise<{ code: number | null; out: string; err: string; toolResult: string }> {
+  const before = fake.requests.length;
+  fake.enqueue({ toolCalls: [{ id: "call_1", name: tool, arguments: {} }] }, { text: "done" });
+  const r = await nanobot(["agent", "-m", "what is the secret word?"]);
+  const second = fake.requests[before + 1]?.body as { messages: Array<{ role: string; content: string }> } | undefined;
+  return { code: r.code, out: r.stdout, err: r.stderr, toolResult: second?.messages.filter((m) => m.role === "tool").at(-1)?.content ?? "" };
+}
+
+describe("OAuth for a remote MCP server", { timeout: 120_000 }, () => {
   it("without a login: the tools are unavailable, the warning names the command, nothing registers in the background", async () => {
     fake.enqueue({ text: "answered without the secured server" });
     const r = await nanobot(["agent", "-m", "hello"]);
@@ -75,24 +94,13 @@ describe("OAuth for a remote MCP server", () => {
   });
 
   it("mcp login prints the URL, takes the browser's redirect on its loopback callback, and stores the tokens 0600", async () => {
-    const login = startNanobot(["mcp", "login", "secured"], { cwd: root, env: env() });
-    const exited = new Promise<number | null>((resolve) => login.child.once("exit", (code) => resolve(code)));
-    try {
-      const [, authorizeUrl] = await login.waitFor(/^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m, 60_000);
-      const [, callback] = await login.waitFor(/Waiting for the redirect to (http:\/\/127\.0\.0\.1:\d+\/callback)/);
-      const url = new URL(authorizeUrl as string);
-      expect(url.searchParams.get("redirect_uri")).toBe(callback);
-      expect(url.searchParams.get("code_challenge_method")).toBe("S256");
-      expect(url.searchParams.get("resource")).toBe(server.url);
-      // The browser: the authorization server redirects to nanobot's loopback callback.
-      const page = await fetch(url);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain("nanobot is authorized");
-      expect(await exited, login.stderr()).toBe(0);
-    } finally {
-      if (login.child.exitCode === null) await login.stop();
-    }
-    expect(login.stdout()).toMatch(/Logged in to secured \(1 tool\)/);
+    const { authorizeUrl: url, callback, stdout, page, pageText } = await login();
+    expect(url.searchParams.get("redirect_uri")).toBe(callback);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("resource")).toBe(server.url);
+    expect(page.status).toBe(200);
+    expect(pageText).toContain("nanobot is authorized");
+    expect(stdout).toMatch(/Logged in to secured \(2 tools\)/);
     expect(server.registrations).toBe(1);
     expect(server.tokenGrants).toEqual(["authorization_code"]);
     expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);
@@ -125,6 +133,20 @@ describe("OAuth for a remote MCP server", () => {
     expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);
   });
 
+  it("step-up: a 403 insufficient_scope says an admin must log in, and the next login asks for the wider scope", async () => {
+    const denied = await turnUsingTool("mcp_secured_admin_report");
+    expect(denied.code).toBe(0);
+    expect(denied.toolResult).toContain("an admin must run `nanobot mcp login secured`");
+    const stored = JSON.parse(await readFile(tokenFile(), "utf8")) as StoredFile & { pendingScope?: string };
+    expect(stored.pendingScope?.split(" ")).toContain("admin");
+
+    const { authorizeUrl } = await login();
+    expect(authorizeUrl.searchParams.get("scope")?.split(" ")).toEqual(expect.arrayContaining(["tools", "admin"]));
+    const allowed = await turnUsingTool("mcp_secured_admin_report");
+    expect(allowed.toolResult).toContain(ADMIN_REPORT);
+    expect((JSON.parse(await readFile(tokenFile(), "utf8")) as { pendingScope?: string }).pendingScope).toBeUndefined();
+  });
+
   it("mcp logout deletes the tokens; the server needs a login again", async () => {
     const out = await nanobot(["mcp", "logout", "secured"]);
     expect(out.code).toBe(0);
@@ -138,13 +160,14 @@ describe("OAuth for a remote MCP server", () => {
   });
 
   it("the gateway (no user to log in) says the same in its web UI notices", { timeout: 120_000 }, async () => {
+    const registrations = server.registrations;
     const gateway = startNanobot(["gateway", "--port", "0"], { cwd: root, env: env() });
     try {
       const [, url] = await gateway.waitFor(/listening on (http:\/\/\S+)/, 60_000);
       await gateway.waitFor(/MCP server secured failed to start/, 60_000);
       const info = (await (await fetch(`${url}/api/info`)).json()) as { notices: string[] };
       expect(info.notices).toContain("MCP server secured failed to start: needs an OAuth login: an admin must run `nanobot mcp login secured`");
-      expect(server.registrations).toBe(1);
+      expect(server.registrations).toBe(registrations);
     } finally {
       await gateway.stop();
     }

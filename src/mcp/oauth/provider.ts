@@ -6,7 +6,7 @@
  * `NeedsLoginError` instead of registering clients or opening browsers in the background.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { auth } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import type { AddClientAuthentication } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -178,6 +178,22 @@ export class NanobotOAuthProvider implements OAuthClientProvider {
     this.completed = false;
     return done;
   }
+
+  /**
+   * The transport's fetch: a 403 `insufficient_scope` records the scope the server wants, so the
+   * next `nanobot mcp login` asks for it even when the SDK only refreshed the token meanwhile.
+   */
+  readonly fetch = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const response = await fetch(input, init);
+    if (response.status === 403) {
+      const { error, scope } = extractWWWAuthenticateParams(response);
+      if (error === "insufficient_scope" && scope) {
+        const wanted = new Set([...(this.stored.tokens?.scope ?? "").split(" "), ...scope.split(" ")].filter(Boolean));
+        await this.save((s) => ({ ...s, pendingScope: [...wanted].join(" ") }));
+      }
+    }
+    return response;
+  };
 
   /** Scope a server asked for while nobody could log in (the login command requests it). */
   get pendingScope(): string | undefined {

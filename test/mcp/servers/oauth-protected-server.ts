@@ -4,7 +4,8 @@
  * dynamic client registration (RFC 7591), an authorization endpoint that checks the registered
  * redirect and requires PKCE S256, a token endpoint for authorization_code (verifier checked)
  * and refresh_token, and `/mcp` answering 401 with `WWW-Authenticate` until a live token comes.
- * The MCP server has one tool, `secret_word`.
+ * The MCP server has two tools: `secret_word`, and `admin_report`, which needs the `admin` scope
+ * (403 `insufficient_scope` naming it, for step-up).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
@@ -14,6 +15,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 
 export const SECRET_WORD = "swordfish";
+export const ADMIN_REPORT = "all systems nominal";
 
 export interface OAuthProtectedServer {
   /** `http://127.0.0.1:PORT/mcp` */
@@ -24,6 +26,8 @@ export interface OAuthProtectedServer {
   registrations: number;
   /** Access tokens stop working (as at expiry); refresh tokens keep working. */
   expireAccessTokens(): void;
+  /** Scope requested by each authorization request, in order. */
+  authorizationScopes: string[];
   /** Bearer tokens `/mcp` accepted, in order. */
   acceptedTokens: string[];
   close(): Promise<void>;
@@ -56,23 +60,27 @@ function json(res: ServerResponse, status: number, body: unknown, headers: Recor
 export async function startOAuthProtectedServer(): Promise<OAuthProtectedServer> {
   const clients = new Map<string, Client>();
   const codes = new Map<string, PendingCode>();
-  const accessTokens = new Set<string>();
-  const refreshTokens = new Set<string>();
-  const state = { registrations: 0, tokenGrants: [] as string[], acceptedTokens: [] as string[] };
+  /** Token → its space-separated scope. */
+  const accessTokens = new Map<string, string>();
+  const refreshTokens = new Map<string, string>();
+  const state = { registrations: 0, tokenGrants: [] as string[], acceptedTokens: [] as string[], authorizationScopes: [] as string[] };
   let base = "";
 
-  const issueTokens = (res: ServerResponse): void => {
+  const issueTokens = (res: ServerResponse, scope: string): void => {
     const access = `at-${randomBytes(8).toString("hex")}`;
     const refresh = `rt-${randomBytes(8).toString("hex")}`;
-    accessTokens.add(access);
-    refreshTokens.add(refresh);
-    json(res, 200, { access_token: access, token_type: "Bearer", expires_in: 3600, refresh_token: refresh, scope: "tools" });
+    accessTokens.set(access, scope);
+    refreshTokens.set(refresh, scope);
+    json(res, 200, { access_token: access, token_type: "Bearer", expires_in: 3600, refresh_token: refresh, scope });
   };
 
   const mcpFor = (): McpServer => {
     const server = new McpServer({ name: "oauth-protected", version: "1.0.0" });
     server.registerTool("secret_word", { description: "Tells the secret word (needs OAuth)" }, async () => ({
       content: [{ type: "text", text: `the secret word is ${SECRET_WORD}` }],
+    }));
+    server.registerTool("admin_report", { description: "The admin report (needs the admin scope)" }, async () => ({
+      content: [{ type: "text", text: ADMIN_REPORT }],
     }));
     return server;
   };
@@ -108,6 +116,7 @@ export async function startOAuthProtectedServer(): Promise<OAuthProtectedServer>
           const redirectUri = q.get("redirect_uri") ?? "";
           if (!client || !client.redirectUris.includes(redirectUri)) return json(res, 400, { error: "invalid_request", error_description: "unknown client or redirect" });
           if (q.get("code_challenge_method") !== "S256" || !q.get("code_challenge")) return json(res, 400, { error: "invalid_request", error_description: "PKCE S256 required" });
+          state.authorizationScopes.push(q.get("scope") ?? "");
           const code = `code-${randomBytes(8).toString("hex")}`;
           codes.set(code, { clientId: q.get("client_id") ?? "", challenge: q.get("code_challenge") ?? "", redirectUri, ...(q.get("scope") ? { scope: q.get("scope") ?? "" } : {}) });
           const back = new URL(redirectUri);
@@ -129,12 +138,14 @@ export async function startOAuthProtectedServer(): Promise<OAuthProtectedServer>
               pending.clientId === form.get("client_id") &&
               pending.redirectUri === form.get("redirect_uri") &&
               createHash("sha256").update(verifier).digest("base64url") === pending.challenge;
-            return ok ? issueTokens(res) : json(res, 400, { error: "invalid_grant" });
+            return ok ? issueTokens(res, pending.scope ?? "tools") : json(res, 400, { error: "invalid_grant" });
           }
           if (grant === "refresh_token") {
             const token = form.get("refresh_token") ?? "";
-            if (!refreshTokens.delete(token)) return json(res, 400, { error: "invalid_grant" });
-            return issueTokens(res);
+            const scope = refreshTokens.get(token);
+            if (scope === undefined) return json(res, 400, { error: "invalid_grant" });
+            refreshTokens.delete(token);
+            return issueTokens(res, scope);
           }
           return json(res, 400, { error: "unsupported_grant_type" });
         }
@@ -146,6 +157,13 @@ export async function startOAuthProtectedServer(): Promise<OAuthProtectedServer>
         const token = auth.startsWith("Bearer ") ? auth.slice(7) : "";
         if (!accessTokens.has(token)) {
           return json(res, 401, { error: "invalid_token" }, { "www-authenticate": `Bearer error="invalid_token", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"` });
+        }
+        const message = (body ? JSON.parse(body) : {}) as { method?: string; params?: { name?: string } };
+        const scopes = (accessTokens.get(token) ?? "").split(" ");
+        if (message.method === "tools/call" && message.params?.name === "admin_report" && !scopes.includes("admin")) {
+          return json(res, 403, { error: "insufficient_scope" }, {
+            "www-authenticate": `Bearer error="insufficient_scope", scope="tools admin", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          });
         }
         state.acceptedTokens.push(token);
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -175,6 +193,9 @@ export async function startOAuthProtectedServer(): Promise<OAuthProtectedServer>
     },
     get acceptedTokens() {
       return state.acceptedTokens;
+    },
+    get authorizationScopes() {
+      return state.authorizationScopes;
     },
     expireAccessTokens: () => accessTokens.clear(),
     close: () =>
