@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
+import { isSecretKey } from "../core/scrub.js";
 import { BoundedStdioClientTransport } from "./stdio-transport.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
 
@@ -48,10 +49,10 @@ export interface BuiltTransport {
 
 const STDERR_TAIL_CHARS = 2000;
 
-/** A URL server speaks OAuth unless its headers already carry credentials. */
+/** A URL server speaks OAuth when configured to, or unless its headers already carry credentials (`Authorization`, `X-Api-Key`, …). */
 export function usesOAuth(spec: McpServerSpec): boolean {
   if (detectTransportType(spec) === "stdio") return false;
-  return spec.oauth !== undefined || !Object.keys(spec.headers ?? {}).some((h) => h.toLowerCase() === "authorization");
+  return spec.oauth !== undefined || !Object.keys(spec.headers ?? {}).some(isSecretKey);
 }
 
 /** The server's URL with `${VAR}`s expanded (or undefined for stdio / no url). */

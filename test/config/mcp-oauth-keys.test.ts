@@ -8,6 +8,7 @@ import { ConfigError } from "../../src/core/errors.js";
 import { loadConfig } from "../../src/config/index.js";
 import { NanobotOAuthProvider } from "../../src/mcp/oauth/provider.js";
 import { OAuthStore } from "../../src/mcp/oauth/token-store.js";
+import { usesOAuth } from "../../src/mcp/transport.js";
 import { tempTree } from "./helpers.js";
 import type { TempTree } from "./helpers.js";
 
@@ -80,5 +81,14 @@ describe("mcpServers.<x>.oauth", () => {
     expect(await errorOf("config.json", JSON.stringify({ mcpServers: { linear: { url: "https://x.example/mcp", oauth: { grant: "password" } } } }))).toMatch(
       /config\.json.*mcpServers\.linear\.oauth\.grant.*"authorization_code", "client_credentials"/,
     );
+  });
+
+  it("a server whose headers carry a credential is not spoken to with OAuth unless it has an oauth key", () => {
+    expect(usesOAuth({ url: "https://x.example/mcp" })).toBe(true);
+    expect(usesOAuth({ url: "https://x.example/mcp", headers: { Authorization: "Bearer t" } })).toBe(false);
+    expect(usesOAuth({ url: "https://x.example/mcp", headers: { "X-Api-Key": "k" } })).toBe(false);
+    expect(usesOAuth({ url: "https://x.example/mcp", headers: { "X-Trace": "1" } })).toBe(true);
+    expect(usesOAuth({ url: "https://x.example/mcp", headers: { Authorization: "Bearer t" }, oauth: {} })).toBe(true);
+    expect(usesOAuth({ command: "npx" })).toBe(false);
   });
 });
