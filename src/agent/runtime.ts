@@ -142,7 +142,7 @@ export class Runtime {
   mcp(): Promise<McpClientManager> {
     this.mcpPromise ??= (async () => {
       // The MCP SDK is loaded only when a server is configured (start-up time).
-      const { McpClientManager } = await import("../mcp/manager.js");
+      const [{ McpClientManager }, { oauthDirFor }] = await Promise.all([import("../mcp/manager.js"), import("../mcp/oauth/token-store.js")]);
       const manager = new McpClientManager(this.config.mcpServers, {
         env: this.env,
         sampling: createSamplingHandler(this),
@@ -150,6 +150,8 @@ export class Runtime {
         elicitation: this.elicitation.handle,
         log: (level, msg, data) => this.logger[level](msg, data),
         toolNaming: toolNamingFor(this.config),
+        // OAuth tokens from `nanobot mcp login`; a server needing a login reports so (no browser here).
+        oauthDir: oauthDirFor(this.home),
       });
       const failures = this.options.connectMcp === false ? [] : await manager.start();
       for (const f of failures) this.logger.warn(`MCP server ${f.server} failed to start: ${f.reason}`);

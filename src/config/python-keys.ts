@@ -96,8 +96,8 @@ export const UNSUPPORTED_KEYS: readonly UnsupportedKey[] = [
   { path: ["tools", "webuiAllowLocalServiceAccess"], pythonDefault: true, reason: WEBUI },
   { path: ["tools", "allowLocalPreviewAccess"], pythonDefault: true, reason: WEBUI },
   { path: ["tools", "webuiAllowRemotePackageInstall"], pythonDefault: false, reason: WEBUI },
-  { path: ["tools", "mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
-  { path: ["mcpServers", "*", "auth"], reason: "MCP OAuth is not supported; put a token in headers" },
+  { path: ["tools", "mcpServers", "*", "auth"], reason: "not read; MCP OAuth is set with mcpServers.<name>.oauth and `nanobot mcp login <name>`" },
+  { path: ["mcpServers", "*", "auth"], reason: "not read; MCP OAuth is set with mcpServers.<name>.oauth and `nanobot mcp login <name>`" },
 ];
 
 /** The Python template's value for "unset": nothing to act on, nothing to say. */

@@ -8,6 +8,7 @@ import {
   bool,
   nonNegativeNumber,
   oneOf,
+  port,
   positiveInt,
   str,
   stringArray,
@@ -17,6 +18,27 @@ import {
 
 /** Transport names as written by both projects; normalised to stdio | http | sse. */
 const MCP_TRANSPORTS = ["stdio", "http", "sse", "streamableHttp", "streamable-http", "streamable_http"] as const;
+
+/** OAuth for a remote server (src/mcp/oauth/); without it the server's own metadata and dynamic registration decide. */
+export const mcpOAuthSchema = z
+  .strictObject({
+    clientId: str().optional().describe("A client registered in advance (no dynamic registration)"),
+    clientSecret: str().optional().describe("Its secret, for a confidential client"),
+    scopes: stringList().optional().describe("Scopes to ask for when the server names none"),
+    clientMetadataUrl: str()
+      .refine((u) => /^https:\/\/[^/]+\/.+/.test(u), { error: "expected an https URL with a path" })
+      .optional()
+      .describe("A client ID metadata document: used as the client_id where the server supports it"),
+    grant: oneOf(["authorization_code", "client_credentials"] as const)
+      .optional()
+      .describe('"authorization_code" (default: a user logs in with `nanobot mcp login`) or "client_credentials" (machine to machine)'),
+    privateKey: str().optional().describe("PEM private key: client_credentials authenticated by a signed JWT (private_key_jwt)"),
+    signingAlgorithm: str().optional().describe("JWT algorithm for privateKey (default RS256)"),
+    callbackPort: port().optional().describe("Loopback port of the login callback (default: the one registered before, else any free port)"),
+  })
+  .refine((o) => o.grant !== "client_credentials" || (o.clientId !== undefined && (o.clientSecret !== undefined || o.privateKey !== undefined)), {
+    error: "client_credentials needs clientId and clientSecret or privateKey",
+  });
 
 export const mcpServerSchema = z
   .strictObject({
@@ -30,6 +52,7 @@ export const mcpServerSchema = z
     cwd: str().optional(),
     url: str().optional(),
     headers: stringMap().optional(),
+    oauth: mcpOAuthSchema.optional().describe("OAuth client settings; `nanobot mcp login <server>` authorises"),
     enabledTools: stringList().optional().describe('Tool names to expose; ["*"] or absent = all'),
     toolTimeout: nonNegativeNumber().optional().describe("Seconds before a tool call is cancelled"),
     connectTimeout: nonNegativeNumber().optional().describe("Seconds the startup handshake may take (default 20)"),
@@ -98,5 +121,6 @@ export const toolsSchema = z.strictObject({
   mcpServers: mcpServersSchema.optional().describe("Python nanobot location; merged into the top-level mcpServers"),
 });
 
+export type McpOAuthConfig = z.output<typeof mcpOAuthSchema>;
 export type McpServerConfig = z.output<typeof mcpServerSchema>;
 export type ToolsConfig = z.output<typeof toolsSchema>;

@@ -32,6 +32,9 @@ import { createTransport, expandVars } from "./transport.js";
 import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
 import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
+import { MAX_AUTHORIZATIONS, authorizedSince, loginReason, oauthProviderFor, oauthStoreFor } from "./oauth/connect-auth.js";
+import type { NanobotOAuthProvider } from "./oauth/provider.js";
+import type { OAuthStore } from "./oauth/token-store.js";
 import { scrubSecretText } from "../core/scrub.js";
 import type { BuiltTransport } from "./transport.js";
 import type { McpManagerOptions, McpServerSpec, McpTransportType } from "./types.js";
@@ -79,6 +82,8 @@ export class McpConnection {
   listing: ServerListing = EMPTY_LISTING;
   private client?: Client;
   private built?: BuiltTransport;
+  private oauth?: NanobotOAuthProvider;
+  private readonly oauthStore?: OAuthStore;
   private opening?: Promise<Client>;
   private closed = false;
   private progressSeq = 0;
@@ -92,7 +97,9 @@ export class McpConnection {
     readonly name: string,
     readonly spec: McpServerSpec,
     private readonly options: ConnectionOptions,
-  ) {}
+  ) {
+    this.oauthStore = oauthStoreFor(name, spec, options);
+  }
 
   /** Pid of the spawned stdio server while connected. */
   get pid(): number | undefined {
@@ -190,8 +197,11 @@ export class McpConnection {
   private async withRetry<T>(signal: AbortSignal | undefined, op: (client: Client) => Promise<T>): Promise<T> {
     const client = await this.ensureConnected();
     try {
-      return await op(client);
+      return await this.withAuthorization(() => op(client));
     } catch (err) {
+      // A token that can no longer be refreshed, or a step-up nobody here can authorise.
+      const login = loginReason(err, this.name);
+      if (login) throw new Error(`MCP server '${this.name}' ${login}`, { cause: err });
       // A message hook's rejection: its reason is the whole error (no SDK "MCP error -32042:" prefix).
       const rejected = hookRejectionText(err);
       if (rejected) throw new Error(rejected, { cause: err });
@@ -203,8 +213,20 @@ export class McpConnection {
     }
   }
 
-  private async open(): Promise<Client> {
-    const built = createTransport(this.name, this.spec, this.options.env);
+  /** Runs `send`; when it stopped for an authorization that completed meanwhile, finishes it and sends again. */
+  private async withAuthorization<T>(send: () => Promise<T>): Promise<T> {
+    for (let authorizations = 0; ; authorizations++) {
+      try {
+        return await send();
+      } catch (err) {
+        if (authorizations >= MAX_AUTHORIZATIONS || !authorizedSince(err, this.oauth)) throw err;
+      }
+    }
+  }
+
+  private async open(authorizations = 0): Promise<Client> {
+    const oauth = await oauthProviderFor(this.name, this.spec, this.oauthStore, this.options);
+    const built = createTransport(this.name, this.spec, this.options.env, oauth, oauth?.fetch);
     const client = new Client(
       { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
       { capabilities: clientCapabilities(this.options) },
@@ -244,6 +266,13 @@ export class McpConnection {
       await Promise.race([client.connect(transport, { signal: controller.signal, timeout: timeoutMs }), timeout]);
     } catch (err) {
       await client.close().catch(() => undefined);
+      // The first request met a 401 and the login finished: exchange the code, then connect again.
+      if (authorizations < MAX_AUTHORIZATIONS && authorizedSince(err, oauth)) {
+        clearTimeout(timer);
+        return this.open(authorizations + 1);
+      }
+      const login = loginReason(err, this.name);
+      if (login) throw new Error(login, { cause: err });
       const tail = built.stderrTail();
       const reason = describeConnectError(err, { url: this.spec.url ? expandVars(this.spec.url, this.options.env) : undefined, command: this.spec.command });
       // The stderr tail and URLs can quote tokens; the message reaches logs, stderr and the web UI.
@@ -262,6 +291,7 @@ export class McpConnection {
     };
     this.client = client;
     this.built = built;
+    this.oauth = oauth;
     const info = client.getServerVersion();
     this.listing = { ...this.listing, instructions: client.getInstructions(), ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}) };
     // Servers may add tools right after `notifications/initialized`; list now, not on list_changed,
@@ -290,14 +320,14 @@ export class McpConnection {
   private async relist(client: Client, seq: number): Promise<void> {
     const caps = client.getServerCapabilities() ?? {};
     try {
-      const [tools, prompts, resources, resourceTemplates] = await Promise.all([
+      const [tools, prompts, resources, resourceTemplates] = await this.withAuthorization(() => Promise.all([
         caps.tools ? listAll((cursor) => listToolsPage(client, cursor, this.name, this.options.log), (r) => r.tools) : Promise.resolve([]),
         caps.prompts ? listAll((cursor) => client.listPrompts({ cursor }), (r) => r.prompts).catch(() => []) : Promise.resolve([]),
         caps.resources ? listAll((cursor) => client.listResources({ cursor }), (r) => r.resources).catch(() => []) : Promise.resolve([]),
         caps.resources
           ? listAll((cursor) => client.listResourceTemplates({ cursor }), (r) => r.resourceTemplates).catch(() => [])
           : Promise.resolve([]),
-      ]);
+      ]));
       if (seq !== this.refreshSeq || this.client !== client) return;
       this.listing = { tools, prompts, resources, resourceTemplates, instructions: this.listing.instructions, serverInfo: this.listing.serverInfo };
       for (const listener of this.listeners) listener();

@@ -4,8 +4,10 @@
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
+import { isSecretKey } from "../core/scrub.js";
 import { BoundedStdioClientTransport } from "./stdio-transport.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
 
@@ -47,7 +49,25 @@ export interface BuiltTransport {
 
 const STDERR_TAIL_CHARS = 2000;
 
-export function createTransport(server: string, spec: McpServerSpec, env: Record<string, string | undefined>): BuiltTransport {
+/** A URL server speaks OAuth when configured to, or unless its headers already carry credentials (`Authorization`, `X-Api-Key`, …). */
+export function usesOAuth(spec: McpServerSpec): boolean {
+  if (detectTransportType(spec) === "stdio") return false;
+  return spec.oauth !== undefined || !Object.keys(spec.headers ?? {}).some(isSecretKey);
+}
+
+/** The server's URL with `${VAR}`s expanded (or undefined for stdio / no url). */
+export function serverUrl(spec: McpServerSpec, env: Record<string, string | undefined>): string | undefined {
+  return spec.url ? expandVars(spec.url, env) : undefined;
+}
+
+export function createTransport(
+  server: string,
+  spec: McpServerSpec,
+  env: Record<string, string | undefined>,
+  authProvider?: OAuthClientProvider,
+  /** Watches responses for the provider (403 `insufficient_scope`). */
+  authFetch?: (input: string | URL, init?: RequestInit) => Promise<Response>,
+): BuiltTransport {
   const type = detectTransportType(spec);
   if (type === "stdio") {
     if (!spec.command) throw new ConfigError(`MCP server '${server}' has no command`, { path: `mcpServers.${server}.command`, expected: "a command to spawn" });
@@ -73,6 +93,7 @@ export function createTransport(server: string, spec: McpServerSpec, env: Record
   }
   const headers = expandMap(spec.headers, env);
   const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
-  const transport = type === "sse" ? new SSEClientTransport(url, { requestInit }) : new StreamableHTTPClientTransport(url, { requestInit });
+  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider, ...(authFetch ? { fetch: authFetch } : {}) } : {}) };
+  const transport = type === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
   return { transport, type, stderrTail: () => "" };
 }

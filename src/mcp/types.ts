@@ -15,6 +15,8 @@ export interface McpServerSpec {
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;
+  /** OAuth client settings for a remote server (src/mcp/oauth/). */
+  oauth?: McpOAuthSpec;
   /** MCP tool names to expose; absent or containing `*` = all. */
   enabledTools?: string[];
   /** Seconds before a tool call is cancelled (default 30). */
@@ -28,6 +30,24 @@ export interface McpServerSpec {
   /** Go nanobot MCP message hooks: JSON-RPC method (Go's key syntax) → `server/tool` targets. */
   hooks?: Record<string, string | ReadonlyArray<string | Record<string, unknown>>>;
 }
+
+/** `mcpServers.<x>.oauth`: a pre-registered client, scopes, a client ID metadata document, or machine-to-machine credentials. */
+export interface McpOAuthSpec {
+  clientId?: string;
+  clientSecret?: string;
+  scopes?: string[];
+  clientMetadataUrl?: string;
+  grant?: "authorization_code" | "client_credentials";
+  privateKey?: string;
+  signingAlgorithm?: string;
+  callbackPort?: number;
+}
+
+/**
+ * Completes an OAuth authorization headlessly or with a user: given the authorization URL,
+ * resolves with the code the redirect carried. Absent on faces without a user.
+ */
+export type OAuthAuthorizer = (server: string, authorizationUrl: URL) => Promise<string>;
 
 export type McpServersConfig = Record<string, McpServerSpec>;
 
@@ -104,6 +124,12 @@ export interface McpManagerOptions {
   clientVersion?: string;
   /** `mcp_<server>_<tool>` (Python-style configs, the default) or Go's bare names. */
   toolNaming?: "python" | "go";
+  /** Where OAuth tokens are kept, one file per server (`<home>/mcp-oauth`); absent = in memory only. */
+  oauthDir?: string;
+  /** Completes an authorization when a server asks for one mid-session; absent = "an admin must run `nanobot mcp login`". */
+  oauthAuthorize?: OAuthAuthorizer;
+  /** The loopback redirect of a login in progress (`nanobot mcp login`). */
+  oauthRedirectUrl?: string;
 }
 
 /** Why a server is not usable, for status output and `nanobot mcp list`. */

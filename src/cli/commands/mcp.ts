@@ -7,6 +7,8 @@ import type { Command } from "commander";
 import { scrubSecretText } from "../../core/scrub.js";
 import type { ListedServer } from "../../mcp/list-servers.js";
 import type { CliContext } from "../context.js";
+import { oauthDirFor } from "../../mcp/oauth/token-store.js";
+import { registerMcpLoginCommands } from "./mcp-login.js";
 
 interface ListOptions {
   json?: boolean;
@@ -34,12 +36,18 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
       ctx.printWarnings(loaded.warnings);
       const [{ listServers }, { toolNamingFor }] = await Promise.all([import("../../mcp/list-servers.js"), import("../../agent/go-hooks.js")]);
       // Tool names as a turn offers them: bare for a Go-style config, mcp_<server>_<tool> otherwise.
-      const servers = await listServers(loaded.config.mcpServers, { env: ctx.io.env, connectTimeoutMs: seconds * 1000, toolNaming: toolNamingFor(loaded.config) });
+      const servers = await listServers(loaded.config.mcpServers, {
+        env: ctx.io.env,
+        connectTimeoutMs: seconds * 1000,
+        toolNaming: toolNamingFor(loaded.config),
+        oauthDir: oauthDirFor(loaded.home),
+      });
       // A failed server's error quotes its stderr, which may echo its args or env.
       if (opts.json) ctx.io.stdout.write(scrubSecretText(`${JSON.stringify(servers, null, 2)}\n`));
       else ctx.io.stdout.write(scrubSecretText(renderServers(ctx, servers)));
       if (servers.some((s) => s.error !== undefined)) ctx.exitCode = 1;
     });
+  registerMcpLoginCommands(mcp, ctx);
 }
 
 function renderServers(ctx: CliContext, servers: readonly ListedServer[]): string {
