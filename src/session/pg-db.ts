@@ -1,8 +1,9 @@
 /**
- * Connections and transactions for the PostgreSQL store. Writes run SERIALIZABLE, which gives
- * the same guarantee SQLite's single writer gives (each transaction sees and leaves a state as
- * if it ran alone); PostgreSQL reports a conflict instead of waiting, and the whole transaction
- * is run again with backoff, as the SQLite store does on `SQLITE_BUSY`.
+ * Connections and transactions for the PostgreSQL store. A write transaction first takes its
+ * session's lock (a transaction-scoped advisory lock on the session key): writers of one
+ * session run one after the other, as SQLite's single writer runs them, while other sessions
+ * write in parallel. Each statement then sees everything the previous holder committed (READ
+ * COMMITTED). A deadlock or serialization failure runs the whole transaction again with backoff.
  */
 import pg from "pg";
 import type { PoolClient, PoolConfig } from "pg";
@@ -66,7 +67,12 @@ export function isRetryableError(error: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
-/** `fn` in one SERIALIZABLE transaction on a pooled connection, run again when it loses a race. */
+/** Waits for the session's write lock; it is released when the transaction ends. */
+export async function lockSession(client: Queryable, sessionKey: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`nanobot:session:${sessionKey}`]);
+}
+
+/** `fn` in one transaction on a pooled connection (it takes its lock first), run again when it loses a race. */
 export async function pgWriteTransaction<T>(
   pool: pg.Pool,
   fn: (client: PoolClient) => Promise<T>,
@@ -75,7 +81,7 @@ export async function pgWriteTransaction<T>(
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await inTransaction(pool, "BEGIN ISOLATION LEVEL SERIALIZABLE", fn);
+      return await inTransaction(pool, "BEGIN", fn);
     } catch (error) {
       if (!isRetryableError(error) || attempt >= policy.retries) throw error;
       const delay = backoffDelay(attempt, policy);

@@ -1,9 +1,9 @@
 /**
  * The PostgreSQL `SessionStore` (`store: { url: "postgres://…" }`): the SQLite store's tables,
  * rules and results on a server several processes and machines can share. Every write is one
- * SERIALIZABLE transaction retried when it loses a race (pg-db.ts), so concurrent writers see
- * the same one-at-a-time behaviour SQLite's single writer gives. The schema is migrated on first
- * use (or ahead of time with `nanobot store migrate`).
+ * transaction holding its session's lock (pg-db.ts), so writers of a session see the same
+ * one-at-a-time behaviour SQLite's single writer gives, and sessions do not wait for each other.
+ * The schema is migrated on first use (or ahead of time with `nanobot store migrate`).
  */
 import type pg from "pg";
 import type { PoolClient } from "pg";
@@ -11,7 +11,7 @@ import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
-import { createPool, pgReadTransaction, pgWriteTransaction } from "./pg-db.js";
+import { createPool, lockSession, pgReadTransaction, pgWriteTransaction } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
 import { migratePg } from "./pg-schema.js";
@@ -86,7 +86,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo> {
-    return this.write(async (q) => q.sessionInfo(await q.ensureSession(key, metadata)));
+    return this.write({ session: key }, async (q) => q.sessionInfo(await q.ensureSession(key, metadata)));
   }
 
   async listSessions(): Promise<SessionInfo[]> {
@@ -99,7 +99,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async updateMetadata(key: string, patch: Record<string, unknown>): Promise<void> {
-    await this.write((q) => this.patchMetadata(q, key, patch));
+    await this.write({ session: key }, (q) => this.patchMetadata(q, key, patch));
   }
 
   private async patchMetadata(q: PgQueries, key: string, patch: Record<string, unknown>): Promise<void> {
@@ -114,7 +114,7 @@ export class PgSessionStore implements PortableSessionStore {
 
   async deleteSession(key: string): Promise<boolean> {
     // Threads, messages, turns and checkpoints follow by ON DELETE CASCADE.
-    return this.write(async (q) => (await q.run("DELETE FROM sessions WHERE key = $1", [key])) > 0);
+    return this.write({ session: key }, async (q) => (await q.run("DELETE FROM sessions WHERE key = $1", [key])) > 0);
   }
 
   // ── history ─────────────────────────────────────────────────────────────────────────────
@@ -152,7 +152,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async appendMessages(sessionKey: string, messages: Message[]): Promise<void> {
-    await this.write(async (q) => {
+    await this.write({ session: sessionKey }, async (q) => {
       const thread = await q.currentThread(sessionKey);
       const open = (await q.openCallsAtTail(thread.id)).map((c) => c.id);
       const { kept, dropped } = sanitizeToolResults(messages, open);
@@ -163,7 +163,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async markConsolidated(sessionKey: string, point: ConsolidationPoint): Promise<void> {
-    await this.write(async (q) => {
+    await this.write({ session: sessionKey }, async (q) => {
       const thread = await q.currentThread(sessionKey);
       const from = await q.messageRow(point.fromMessageId);
       if (!from || from.thread_id !== thread.id) {
@@ -181,25 +181,25 @@ export class PgSessionStore implements PortableSessionStore {
   // ── turns ───────────────────────────────────────────────────────────────────────────────
 
   async beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle> {
-    const handle = await this.write((q) => turns.beginTurn(this.ops(q), sessionKey, userMessage));
+    const handle = await this.write({ session: sessionKey }, (q) => turns.beginTurn(this.ops(q), sessionKey, userMessage));
     if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
     return handle;
   }
 
   async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {
-    await this.write((q) => turns.saveCheckpoint(this.ops(q), turnId, checkpoint));
+    await this.write({ turn: turnId }, (q) => turns.saveCheckpoint(this.ops(q), turnId, checkpoint));
   }
 
   async completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void> {
-    await this.write(async (q) => this.patchTurnSession(q, await turns.completeTurn(this.ops(q), turnId, result), options));
+    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.completeTurn(this.ops(q), turnId, result), options));
   }
 
   async failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void> {
-    await this.write(async (q) => this.patchTurnSession(q, await turns.failTurn(this.ops(q), turnId, error), options));
+    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.failTurn(this.ops(q), turnId, error), options));
   }
 
   async stopTurn(turnId: string, checkpoint?: Checkpoint, options?: CloseTurnOptions): Promise<void> {
-    await this.write(async (q) => this.patchTurnSession(q, await turns.stopTurn(this.ops(q), turnId, checkpoint), options));
+    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.stopTurn(this.ops(q), turnId, checkpoint), options));
   }
 
   private async patchTurnSession(q: PgQueries, sessionKey: string, options: CloseTurnOptions | undefined): Promise<void> {
@@ -211,7 +211,7 @@ export class PgSessionStore implements PortableSessionStore {
     // Nearly always there is nothing to recover: one indexed read spares a serializable transaction.
     const { rowCount } = await this.pool.query("SELECT 1 FROM turns WHERE session_key = $1 AND status = 'pending' LIMIT 1", [sessionKey]);
     if (!rowCount) return 0;
-    return this.write((q) => turns.recoverDanglingTurns(this.ops(q), sessionKey));
+    return this.write({ session: sessionKey }, (q) => turns.recoverDanglingTurns(this.ops(q), sessionKey));
   }
 
   async getTurn(turnId: string): Promise<TurnInfo | null> {
@@ -227,23 +227,23 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async newThread(sessionKey: string): Promise<ThreadInfo> {
-    return this.write((q) => threads.newThread(q, sessionKey));
+    return this.write({ session: sessionKey }, (q) => threads.newThread(q, sessionKey));
   }
 
   async openThread(sessionKey: string, name: string): Promise<ThreadInfo> {
-    return this.write((q) => threads.openThread(q, sessionKey, name));
+    return this.write({ session: sessionKey }, (q) => threads.openThread(q, sessionKey, name));
   }
 
   async switchThread(sessionKey: string, threadId: string): Promise<ThreadInfo> {
-    return this.write((q) => threads.switchThread(q, sessionKey, threadId));
+    return this.write({ session: sessionKey }, (q) => threads.switchThread(q, sessionKey, threadId));
   }
 
   async renameThread(threadId: string, name: string | null): Promise<ThreadInfo> {
-    return this.write((q) => threads.renameThread(q, threadId, name));
+    return this.write({ thread: threadId }, (q) => threads.renameThread(q, threadId, name));
   }
 
   async deleteThread(threadId: string): Promise<boolean> {
-    return this.write((q) => threads.deleteThread(q, threadId));
+    return this.write({ thread: threadId }, (q) => threads.deleteThread(q, threadId));
   }
 
   // ── moving sessions (records.ts) ────────────────────────────────────────────────────────
@@ -253,7 +253,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async importThread(input: ImportThreadInput): Promise<ImportResult> {
-    return this.write((q) => records.importThread(q, input));
+    return this.write({ session: input.key }, (q) => records.importThread(q, input));
   }
 
   async readRecords(key: string): Promise<SessionRecords | null> {
@@ -261,7 +261,7 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async writeRecords(rows: SessionRecords): Promise<void> {
-    await this.write((q) => records.writeRecords(q, rows));
+    await this.write({ session: rows.session.key }, (q) => records.writeRecords(q, rows));
   }
 
   async close(): Promise<void> {
@@ -286,10 +286,22 @@ export class PgSessionStore implements PortableSessionStore {
     return session?.current_thread_id ? q.thread(session.current_thread_id) : undefined;
   }
 
-  private async write<T>(fn: (q: PgQueries) => Promise<T>): Promise<T> {
+  /**
+   * `fn` in a write transaction holding the lock of the session it touches (named directly, or
+   * by one of its turns or threads, whose session never changes).
+   */
+  private async write<T>(scope: WriteScope, fn: (q: PgQueries) => Promise<T>): Promise<T> {
     await this.migrate();
-    return pgWriteTransaction(this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)), this.retry, (attempt, delayMs) =>
-      this.log.debug("store transaction lost a race, retrying", { attempt, delayMs }),
+    return pgWriteTransaction(
+      this.pool,
+      async (client: PoolClient) => {
+        const q = new PgQueries(client, this.now);
+        const key = await scopeSession(q, scope);
+        if (key !== undefined) await lockSession(client, key);
+        return fn(q);
+      },
+      this.retry,
+      (attempt, delayMs) => this.log.debug("store transaction lost a race, retrying", { attempt, delayMs }),
     );
   }
 
@@ -297,6 +309,14 @@ export class PgSessionStore implements PortableSessionStore {
     await this.migrate();
     return pgReadTransaction(this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)));
   }
+}
+
+type WriteScope = { session: string } | { turn: string } | { thread: string };
+
+async function scopeSession(q: PgQueries, scope: WriteScope): Promise<string | undefined> {
+  if ("session" in scope) return scope.session;
+  if ("turn" in scope) return (await q.one<{ k: string }>("SELECT session_key AS k FROM turns WHERE id = $1", [scope.turn]))?.k;
+  return (await q.one<{ k: string }>("SELECT session_key AS k FROM threads WHERE id = $1", [scope.thread]))?.k;
 }
 
 function turnInfo(row: TurnRow): TurnInfo {

@@ -11,7 +11,7 @@ import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "cli:direct";
 await describeEachStore("turn lifecycle", (kind) => {
-  let stores: TempStores;
+  let stores: TempStores<PortableSessionStore>;
   let store: PortableSessionStore;
   storePerTest((fx) => ({ stores, store } = fx), kind);
 

@@ -22,17 +22,21 @@ export function openSpec(spec: StoreSpec): PortableSessionStore {
   return spec.kind === "sqlite" ? new SqliteSessionStore({ path: spec.path }) : new PgSessionStore({ url: spec.url, schema: spec.schema });
 }
 
-export interface TempStores {
+/** `S`: SQLite by default (most helpers’ users); suites over both kinds use `TempStores<PortableSessionStore>`. */
+export interface TempStores<S extends PortableSessionStore = SqliteSessionStore> {
   kind: StoreKind;
   dir: string;
   /** Where the store called `name` lives (the same name is the same database). */
   spec(name?: string): StoreSpec;
   /** A new instance on `name` (another process's view of the same data). */
-  open(name?: string): PortableSessionStore;
+  open(name?: string): S;
   cleanup(): Promise<void>;
 }
 
-export async function tempStores(kind: StoreKind = "sqlite"): Promise<TempStores> {
+/** SQLite stores (the default), typed as such for tests of SQLite-only parts. */
+export async function tempStores(): Promise<TempStores<SqliteSessionStore>>;
+export async function tempStores(kind: StoreKind): Promise<TempStores<PortableSessionStore>>;
+export async function tempStores(kind: StoreKind = "sqlite"): Promise<TempStores<PortableSessionStore>> {
   const dir = await mkdtemp(join(tmpdir(), "nanobot-session-"));
   const opened: PortableSessionStore[] = [];
   const base = uniqueSchema();
@@ -60,21 +64,27 @@ export async function tempStores(kind: StoreKind = "sqlite"): Promise<TempStores
   };
 }
 
-export interface StoreFixture {
-  stores: TempStores;
+export interface StoreFixture<S extends PortableSessionStore = SqliteSessionStore> {
+  stores: TempStores<S>;
   /** `stores.open()`: the test's default store. */
-  store: PortableSessionStore;
+  store: S;
 }
 
 /**
  * Registers the file's beforeEach/afterEach: fresh stores of `kind` and an open store for
  * every test, handed to `use` (e.g. `storePerTest((fx) => ({ stores, store } = fx), kind)`).
  */
-export function storePerTest(use: (fixture: StoreFixture) => void, kind: StoreKind = "sqlite"): void {
-  let current: TempStores | undefined;
+export function storePerTest(use: (fixture: StoreFixture) => void): void;
+export function storePerTest(use: (fixture: StoreFixture<PortableSessionStore>) => void, kind: StoreKind): void;
+export function storePerTest(
+  use: ((fixture: StoreFixture) => void) | ((fixture: StoreFixture<PortableSessionStore>) => void),
+  kind: StoreKind = "sqlite",
+): void {
+  let current: TempStores<PortableSessionStore> | undefined;
   beforeEach(async () => {
     current = await tempStores(kind);
-    use({ stores: current, store: current.open() });
+    // The overloads pair a SQLite callback with the SQLite default only.
+    (use as (fixture: StoreFixture<PortableSessionStore>) => void)({ stores: current, store: current.open() });
   });
   afterEach(async () => {
     await current?.cleanup();
