@@ -5,7 +5,7 @@
  * write in parallel. Each statement then sees everything the previous holder committed (READ
  * COMMITTED). A deadlock or serialization failure runs the whole transaction again with backoff.
  */
-import pg from "pg";
+import type pg from "pg";
 import type { PoolClient, PoolConfig } from "pg";
 import { DEFAULT_RETRY, backoffDelay } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
@@ -20,12 +20,14 @@ const NUMERIC = 1700;
  * Timestamps are epoch milliseconds in BIGINT columns: read them as numbers (they stay far
  * below 2^53), not the strings node-postgres gives by default. Set per pool, not globally.
  */
-const types = {
-  getTypeParser(oid: number, format?: "text" | "binary") {
-    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+function typesOf(driver: typeof pg): PoolConfig["types"] {
+  return {
+    getTypeParser(oid: number, format?: "text" | "binary") {
+      if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+      return driver.types.getTypeParser(oid, format);
+    },
+  } as PoolConfig["types"];
+}
 
 export interface PgPoolOptions {
   url: string;
@@ -46,16 +48,18 @@ export function validSchemaName(schema: string): string {
   return schema;
 }
 
-export function createPool(options: PgPoolOptions): pg.Pool {
+/** The driver is loaded on first use: commands on a SQLite home never pay for it. */
+export async function createPool(options: PgPoolOptions): Promise<pg.Pool> {
+  const driver = (await import("pg")).default;
   const config: PoolConfig = {
     connectionString: options.url,
     max: options.max ?? 10,
-    types: types as PoolConfig["types"],
+    types: typesOf(driver),
     // A store that cannot reach its database says so within seconds instead of hanging a turn.
     connectionTimeoutMillis: 10_000,
   };
   if (options.schema) config.options = `-c search_path=${validSchemaName(options.schema)}`;
-  const pool = new pg.Pool(config);
+  const pool = new driver.Pool(config);
   // An idle connection the server dropped must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
   return pool;

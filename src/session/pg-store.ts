@@ -11,7 +11,7 @@ import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
-import { createPool, lockSession, pgReadTransaction, pgWriteTransaction } from "./pg-db.js";
+import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
 import { migratePg } from "./pg-schema.js";
@@ -32,9 +32,9 @@ import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, SessionI
 const HISTORY_PAGE = 64;
 
 export interface PgSessionStoreOptions {
-  /** `postgres://user@host:port/database`. */
+  /** `postgres://user@host:port/database`; `?schema=name` keeps the tables in that schema. */
   url: string;
-  /** Keep the tables in this schema instead of `public` (tests, several nanobots on one database). */
+  /** Keep the tables in this schema instead of `public` (tests, several nanobots on one database); wins over `?schema=`. */
   schema?: string;
   /** Pool size (default 10). */
   maxConnections?: number;
@@ -46,24 +46,28 @@ export interface PgSessionStoreOptions {
 export class PgSessionStore implements PortableSessionStore {
   readonly url: string;
   readonly schema: string | undefined;
-  private readonly pool: pg.Pool;
+  private readonly pool: Promise<pg.Pool>;
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private readonly now: () => number;
   private migrated: Promise<PgMigrationResult> | undefined;
 
   constructor(options: PgSessionStoreOptions) {
+    const { url, schema } = splitSchema(options.url);
     this.url = options.url;
-    this.schema = options.schema;
+    this.schema = options.schema ?? schema;
     this.log = options.logger ?? silentLogger;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.now = options.now ?? Date.now;
-    this.pool = createPool({ url: options.url, schema: options.schema, max: options.maxConnections });
+    if (this.schema !== undefined) validSchemaName(this.schema);
+    this.pool = createPool({ url, schema: this.schema, max: options.maxConnections });
+    // Nothing is lost by leaving a failed load unobserved here: every use awaits this promise.
+    void this.pool.catch(() => undefined);
   }
 
   /** Applies pending migrations (once per store; every call waits for the same run). */
   migrate(): Promise<PgMigrationResult> {
-    this.migrated ??= migratePg(this.pool, { schema: this.schema }).catch((error: unknown) => {
+    this.migrated ??= this.pool.then((pool) => migratePg(pool, { schema: this.schema })).catch((error: unknown) => {
       this.migrated = undefined;
       throw error;
     });
@@ -81,7 +85,7 @@ export class PgSessionStore implements PortableSessionStore {
 
   async sessionMetadata(key: string): Promise<Record<string, unknown> | null> {
     await this.migrate();
-    const { rows } = await this.pool.query<Pick<SessionRow, "metadata">>("SELECT metadata FROM sessions WHERE key = $1", [key]);
+    const { rows } = await (await this.pool).query<Pick<SessionRow, "metadata">>("SELECT metadata FROM sessions WHERE key = $1", [key]);
     return rows[0] ? (JSON.parse(rows[0].metadata) as Record<string, unknown>) : null;
   }
 
@@ -209,14 +213,14 @@ export class PgSessionStore implements PortableSessionStore {
   async recoverDanglingTurns(sessionKey: string): Promise<number> {
     await this.migrate();
     // Nearly always there is nothing to recover: one indexed read spares a serializable transaction.
-    const { rowCount } = await this.pool.query("SELECT 1 FROM turns WHERE session_key = $1 AND status = 'pending' LIMIT 1", [sessionKey]);
+    const { rowCount } = await (await this.pool).query("SELECT 1 FROM turns WHERE session_key = $1 AND status = 'pending' LIMIT 1", [sessionKey]);
     if (!rowCount) return 0;
     return this.write({ session: sessionKey }, (q) => turns.recoverDanglingTurns(this.ops(q), sessionKey));
   }
 
   async getTurn(turnId: string): Promise<TurnInfo | null> {
     await this.migrate();
-    const { rows } = await this.pool.query<TurnRow>("SELECT * FROM turns WHERE id = $1", [turnId]);
+    const { rows } = await (await this.pool).query<TurnRow>("SELECT * FROM turns WHERE id = $1", [turnId]);
     return rows[0] ? turnInfo(rows[0]) : null;
   }
 
@@ -267,7 +271,7 @@ export class PgSessionStore implements PortableSessionStore {
   async close(): Promise<void> {
     // Waits for a migration still running, so no query is cut off by the pool ending.
     await this.migrated?.catch(() => undefined);
-    await this.pool.end();
+    await (await this.pool.catch(() => undefined))?.end();
   }
 
   // ── plumbing ────────────────────────────────────────────────────────────────────────────
@@ -293,7 +297,7 @@ export class PgSessionStore implements PortableSessionStore {
   private async write<T>(scope: WriteScope, fn: (q: PgQueries) => Promise<T>): Promise<T> {
     await this.migrate();
     return pgWriteTransaction(
-      this.pool,
+      await this.pool,
       async (client: PoolClient) => {
         const q = new PgQueries(client, this.now);
         const key = await scopeSession(q, scope);
@@ -307,8 +311,16 @@ export class PgSessionStore implements PortableSessionStore {
 
   private async read<T>(fn: (q: PgQueries) => Promise<T>): Promise<T> {
     await this.migrate();
-    return pgReadTransaction(this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)));
+    return pgReadTransaction(await this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)));
   }
+}
+
+/** Takes nanobot's own `schema` parameter off the URL (the driver would pass it to the server). */
+function splitSchema(url: string): { url: string; schema?: string } {
+  const match = /[?&]schema=([^&#]*)/.exec(url);
+  if (!match) return { url };
+  const rest = url.replace(/([?&])schema=[^&#]*&?/, "$1").replace(/[?&]$/, "");
+  return { url: rest, schema: decodeURIComponent(match[1]!) };
 }
 
 type WriteScope = { session: string } | { turn: string } | { thread: string };
