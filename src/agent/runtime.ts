@@ -20,6 +20,8 @@ import type { FetchFunction } from "../providers/types.js";
 import { toRequestOutput } from "../providers/structured-output.js";
 import { openSessionStore, storeLocation } from "../session/open-store.js";
 import type { PortableSessionStore } from "../session/records.js";
+import { timedStore } from "../session/timed-store.js";
+import type { StoreCallListener } from "../session/timed-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
@@ -96,6 +98,7 @@ export class Runtime {
   readonly registry: ProviderRegistry;
   readonly workspace: string;
   private storeInstance: PortableSessionStore | undefined;
+  private readonly storeListeners = new Set<StoreCallListener>();
   /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
   private readonly builtinCache = new Map<string, Tool[]>();
   /** MCP servers added by `config` hooks (src/agent/go-hooks.ts). */
@@ -133,9 +136,18 @@ export class Runtime {
     if (!this.storeInstance) {
       mkdirSync(this.home, { recursive: true });
       const location = storeLocation({ url: this.config.store?.url, env: this.env, home: this.home });
-      this.storeInstance = openSessionStore(location, { logger: this.logger });
+      const listeners = this.storeListeners;
+      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger }), (op, ms, ok) => {
+        for (const listener of listeners) listener(op, ms, ok);
+      });
     }
     return this.storeInstance;
+  }
+
+  /** Reports every store call (operation, ms, ok) to `listener` (the gateway's `/metrics`); returns the unsubscribe. */
+  observeStore(listener: StoreCallListener): () => void {
+    this.storeListeners.add(listener);
+    return () => this.storeListeners.delete(listener);
   }
 
   /** Where a session's files (truncated outputs, offloaded results) go. */
