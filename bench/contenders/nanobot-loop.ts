@@ -62,7 +62,7 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
       for (let i = 0; i < count; i++) {
         // Fresh messages per session: every stored message has its own id.
         const prior: Message[] = turns.map((t) => (t.role === "user" ? userMessage(t.text) : assistantMessage(t.text)));
-        await store.transaction((q) => q.append(q.currentThread(`bench:loop-${history}-${i}`).id, prior, null));
+        await store.appendMessages(`bench:loop-${history}-${i}`, prior);
       }
     },
     loopTurn: (index) => turn(`bench:loop-${loopHistory}-${index}`, "loop", `Question ${index}: look up alpha and beta.`),

@@ -4,7 +4,7 @@
  * instructions, tools, limits). Faces (CLI, gateway) create one Runtime and share it.
  */
 import { mkdirSync } from "node:fs";
-import { sessionsDir, stateDbPath } from "../config/paths.js";
+import { sessionsDir } from "../config/paths.js";
 import { defaultAgentName } from "../config/config-helpers.js";
 import type { AgentConfig, NanobotConfig } from "../config/index.js";
 import { ConfigError } from "../core/errors.js";
@@ -18,7 +18,10 @@ import { createProviderRegistry } from "../providers/registry.js";
 import type { ProviderRegistry } from "../providers/registry.js";
 import type { FetchFunction } from "../providers/types.js";
 import { toRequestOutput } from "../providers/structured-output.js";
-import { SqliteSessionStore } from "../session/sqlite-store.js";
+import { openSessionStore, storeLocation } from "../session/open-store.js";
+import type { PortableSessionStore } from "../session/records.js";
+import { timedStore } from "../session/timed-store.js";
+import type { StoreCallListener } from "../session/timed-store.js";
 import { createBuiltinTools } from "../tools/builtin/index.js";
 import type { SendMessage } from "../tools/builtin/message.js";
 import type { Tool } from "../tools/tool.js";
@@ -94,7 +97,8 @@ export class Runtime {
   readonly logger: Logger;
   readonly registry: ProviderRegistry;
   readonly workspace: string;
-  private storeInstance: SqliteSessionStore | undefined;
+  private storeInstance: PortableSessionStore | undefined;
+  private readonly storeListeners = new Set<StoreCallListener>();
   /** Built-in tool sets by enabled-list; building one costs ~10 ms (schemas), so turns reuse them. */
   private readonly builtinCache = new Map<string, Tool[]>();
   /** MCP servers added by `config` hooks (src/agent/go-hooks.ts). */
@@ -124,13 +128,26 @@ export class Runtime {
     });
   }
 
-  /** The SQLite session store (`<home>/state.db`), opened on first use. */
-  store(): SqliteSessionStore {
+  /**
+   * The session store, opened on first use: SQLite `<home>/state.db`, or PostgreSQL when
+   * `store.url` / `NANOBOT_STORE_URL` names one.
+   */
+  store(): PortableSessionStore {
     if (!this.storeInstance) {
       mkdirSync(this.home, { recursive: true });
-      this.storeInstance = new SqliteSessionStore({ path: stateDbPath(this.home), logger: this.logger });
+      const location = storeLocation({ url: this.config.store?.url, env: this.env, home: this.home });
+      const listeners = this.storeListeners;
+      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger }), (op, ms, ok) => {
+        for (const listener of listeners) listener(op, ms, ok);
+      });
     }
     return this.storeInstance;
+  }
+
+  /** Reports every store call (operation, ms, ok) to `listener` (the gateway's `/metrics`); returns the unsubscribe. */
+  observeStore(listener: StoreCallListener): () => void {
+    this.storeListeners.add(listener);
+    return () => this.storeListeners.delete(listener);
   }
 
   /** Where a session's files (truncated outputs, offloaded results) go. */

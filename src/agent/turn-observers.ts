@@ -24,6 +24,8 @@ export interface TurnCompletedEvent {
   error?: string;
   /** ISO time the turn finished. */
   at: string;
+  /** Waiting for admission and a model slot, time inside model calls, and their count (ms). */
+  timings?: { queueMs: number; modelMs: number; modelCalls: number };
 }
 
 export type TurnObserverEvent = TurnCompletedEvent;
@@ -56,6 +58,7 @@ export class TurnObservers {
       ...(reply.command ? { command: reply.command } : {}),
       ...(reply.error ? { error: reply.error } : {}),
       at: new Date().toISOString(),
+      ...(reply.timings ? { timings: { queueMs: reply.timings.queueMs, modelMs: reply.timings.modelMs, modelCalls: reply.timings.modelCalls } } : {}),
     };
     for (const listener of this.listeners) {
       try {

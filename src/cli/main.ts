@@ -17,6 +17,7 @@ import { registerServeMcpCommand } from "./commands/serve-mcp.js";
 import { registerPairingCommand } from "../channels/pairing-cli.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerStatusCommand } from "./commands/status.js";
+import { registerStoreCommand } from "./commands/store.js";
 import { createContext } from "./context.js";
 import type { CliContext } from "./context.js";
 import { processIo } from "./io.js";
@@ -56,6 +57,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerCronCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerSessionsCommand(program, ctx);
+  registerStoreCommand(program, ctx);
   return program;
 }
 

@@ -64,6 +64,19 @@ export const gatewaySchema = z.looseObject({
   heartbeat: z.looseObject({ enabled: bool().optional(), intervalS: positiveInt().optional() }).optional(),
 });
 
+/**
+ * `store`: where sessions live. No `url` (or no block): SQLite `<home>/state.db`. A
+ * `postgres://` URL: the PostgreSQL store, which any number of nanobot processes can share.
+ * `NANOBOT_STORE_URL` in the environment wins over this key.
+ */
+export const storeSchema = z.strictObject({
+  url: z
+    .string({ error: "expected a postgres:// URL" })
+    .refine((value) => /^postgres(ql)?:\/\/\S+$/i.test(value.trim()), { error: "expected a postgres:// URL (or no store.url for SQLite)" })
+    .optional()
+    .describe("postgres://user:password@host:5432/database; absent = SQLite <home>/state.db (env NANOBOT_STORE_URL wins)"),
+});
+
 /** The Python nanobot's OpenAI-compatible API server block (`nanobot serve`). */
 export const apiSchema = z.looseObject({
   host: str().optional(),
@@ -106,4 +119,5 @@ export const envSchema = z.record(z.string(), envEntrySchema);
 export type ChannelConfig = z.output<typeof channelSchema>;
 export type GatewayConfig = z.output<typeof gatewaySchema>;
 export type PublishConfig = z.output<typeof publishSchema>;
+export type StoreConfig = z.output<typeof storeSchema>;
 export type EnvEntry = z.output<typeof envEntrySchema>;

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { agentsSchema, hooksSchema, inlinePromptSchema } from "./schema-agents.js";
 import type { AgentConfig, AgentDefaults } from "./schema-agents.js";
-import { apiSchema, channelsSchema, envSchema, gatewaySchema, publishSchema } from "./schema-misc.js";
+import { apiSchema, channelsSchema, envSchema, gatewaySchema, publishSchema, storeSchema } from "./schema-misc.js";
 import { llmProviderSchema, modelPresetSchema, providerSchema } from "./schema-providers.js";
 import { mcpServersSchema, toolsSchema } from "./schema-tools.js";
 import type { McpServerConfig, ToolsConfig } from "./schema-tools.js";
@@ -22,6 +22,7 @@ export const configSchema = z
     channels: channelsSchema.default({}),
     gateway: gatewaySchema.default(() => gatewaySchema.parse({})),
     api: apiSchema.optional(),
+    store: storeSchema.optional(),
     modelPresets: z.record(z.string(), modelPresetSchema).default({}),
     hooks: hooksSchema.default({}),
     publish: publishSchema.default({}),

@@ -16,6 +16,11 @@ export class ActiveTurns {
     return this.turns.size;
   }
 
+  /** Sessions with at least one running turn. */
+  get sessionCount(): number {
+    return new Set([...this.turns].map((t) => t.sessionKey)).size;
+  }
+
   /**
    * Runs `fn` with a signal aborted by `stop`, `stopAll` or any of `signals` (client gone,
    * timeout). The turn is tracked until `fn` settles.

@@ -12,6 +12,8 @@ import { channelRoutes } from "./channel-routes.js";
 import { browserGuard } from "./browser-guard.js";
 import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
 import { eventRoutes } from "./event-routes.js";
+import { createGatewayMetrics } from "./gateway-metrics.js";
+import { PROMETHEUS_CONTENT_TYPE } from "./metrics.js";
 import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
 import { openAIRoutes } from "./openai-routes.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./types.js";
@@ -27,7 +29,7 @@ export interface GatewayApp {
 }
 
 /** Paths that need the key when one is set; the rest is `/health` and the UI's public files. */
-const PROTECTED = /^\/(v1|api|mcp)(\/|$)/;
+const PROTECTED = /^\/(v1|api|mcp|metrics)(\/|$)/;
 
 export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const turns = new ActiveTurns();
@@ -72,6 +74,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   if (observers) app.route("/api", eventRoutes(observers));
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));
+  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore });
+  app.get("/metrics", (c) => c.body(metrics.registry.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
   mountWebStatic(app, deps.webRoot);
@@ -82,6 +86,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     async drain() {
       draining = true;
       await turns.stopAll();
+      metrics.close();
     },
   };
 }

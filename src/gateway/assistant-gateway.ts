@@ -13,6 +13,7 @@ import { defaultChannelFactories } from "../channels/factories.js";
 import { errorMessage } from "../core/errors.js";
 import { CronService } from "../cron/cron-service.js";
 import { cronJobsPath } from "../cron/cron-store.js";
+import { SqliteSessionStore } from "../session/sqlite-store.js";
 import { startRuntimeGateway } from "./runtime-gateway.js";
 import type { RunningGateway } from "./runtime-gateway.js";
 
@@ -35,7 +36,8 @@ export interface RunningAssistant {
 export async function startAssistantGateway(runtime: Runtime, options: AssistantGatewayOptions = {}): Promise<RunningAssistant> {
   const { logger } = runtime;
   // A server commits all day: the WAL is folded into the database by a worker, not by a request.
-  runtime.store().checkpointInBackground();
+  const store = runtime.store();
+  if (store instanceof SqliteSessionStore) store.checkpointInBackground();
   const bus = new InProcessBus();
   bus.onError((e) => logger.error(`bus: ${e.type}`, { channel: e.channel, error: errorMessage(e.error) }));
   const loop = new AgentLoop({ runtime, bus, onRestart: options.onRestart });

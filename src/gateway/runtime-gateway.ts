@@ -94,6 +94,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     requestTimeoutMs: options.requestTimeoutMs ?? (config.api?.timeout ? config.api.timeout * 1000 : undefined),
     webRoot: existsSync(webRoot) ? webRoot : undefined,
     hostPolicy: hostPolicyFor(runtime, options.host ?? config.gateway.host),
+    observeStore: (listener) => runtime.observeStore(listener),
     log: (level, msg, data) => runtime.logger[level](msg, data),
     ...(options.channels ? { channels: options.channels } : {}),
   };

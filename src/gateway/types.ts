@@ -4,6 +4,7 @@ import type { ChannelListEntry } from "../channels/channel-manager.js";
 import type { TurnObservers } from "../agent/turn-observers.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { SessionStore } from "../session/types.js";
+import type { StoreCallListener } from "../session/timed-store.js";
 import type { HostPolicy } from "./host-check.js";
 
 export type GatewayLog = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   elicitation?: { register(sessionKey: string, asker: ElicitationAsker): () => void };
   /** The MCP Streamable HTTP endpoint mounted at `/mcp` (nanobot as an MCP server). */
   mcpHandler?: (request: Request) => Promise<Response>;
+  /** The store's call timings for `/metrics` (the Runtime's `observeStore`). */
+  observeStore?: (listener: StoreCallListener) => () => void;
   log?: GatewayLog;
   /** The chat channels and their connections (`GET /api/channels`); absent when the gateway runs none. */
   channels?: () => ChannelListEntry[];

@@ -36,5 +36,13 @@ export {
 } from "./repair.js";
 export { roughTokenEstimate, trimToBudget } from "./history.js";
 export { exportSessionJsonl, exportSessionLines, importSessionJsonl, parseSessionJsonl } from "./jsonl.js";
-export type { ImportResult } from "./jsonl.js";
+export type { ImportResult } from "./records.js";
 export type { PyMessageLine, PyMetadataLine } from "./jsonl-format.js";
+export { PgSessionStore } from "./pg-store.js";
+export type { PgSessionStoreOptions } from "./pg-store.js";
+export { PG_MIGRATIONS, PG_SCHEMA_VERSION } from "./pg-schema.js";
+export type { CheckpointRow, ImportThreadInput, PortableSessionStore, SessionRecords, ThreadExport } from "./records.js";
+export { describeLocation, openSessionStore, parseStoreLocation, storeLocation } from "./open-store.js";
+export type { StoreLocation } from "./open-store.js";
+export { copyStore } from "./copy.js";
+export type { CopyResult } from "./copy.js";

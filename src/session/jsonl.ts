@@ -5,43 +5,32 @@
  */
 import { isoTimestamp, messageToPy, parseTimestamp, pyToMessage } from "./jsonl-format.js";
 import type { PyMessageLine, PyMetadataLine } from "./jsonl-format.js";
+import type { ImportResult, PortableSessionStore } from "./records.js";
 import { rowToMessage } from "./rows.js";
-import type { SqliteSessionStore } from "./sqlite-store.js";
 import { SessionStoreError } from "./types.js";
+
+export type { ImportResult } from "./records.js";
 
 /** The session's thread as JSONL lines (metadata first), each without a trailing newline. */
 export async function exportSessionLines(
-  store: SqliteSessionStore,
+  store: PortableSessionStore,
   key: string,
   options: { threadId?: string } = {},
 ): Promise<string[]> {
-  return store.snapshot((q) => {
-    const session = q.requireSession(key);
-    const thread = q.requireThread(options.threadId ?? session.current_thread_id ?? "");
-    if (thread.session_key !== key) throw new SessionStoreError(`thread ${thread.id} belongs to another session`);
-    const rows = q.rowsFrom(thread.id, 0);
-    const metadata: PyMetadataLine = {
-      _type: "metadata",
-      key,
-      created_at: isoTimestamp(session.created_at),
-      updated_at: isoTimestamp(session.updated_at),
-      metadata: JSON.parse(session.metadata) as Record<string, unknown>,
-      last_consolidated: rows.filter((r) => r.seq < thread.replay_seq).length,
-    };
-    return [JSON.stringify(metadata), ...rows.map((row) => JSON.stringify(messageToPy(rowToMessage(row))))];
-  });
+  const { session, thread, rows } = await store.exportThread(key, options.threadId);
+  const metadata: PyMetadataLine = {
+    _type: "metadata",
+    key,
+    created_at: isoTimestamp(session.created_at),
+    updated_at: isoTimestamp(session.updated_at),
+    metadata: JSON.parse(session.metadata) as Record<string, unknown>,
+    last_consolidated: rows.filter((r) => r.seq < thread.replay_seq).length,
+  };
+  return [JSON.stringify(metadata), ...rows.map((row) => JSON.stringify(messageToPy(rowToMessage(row))))];
 }
 
-export async function exportSessionJsonl(store: SqliteSessionStore, key: string, options: { threadId?: string } = {}): Promise<string> {
+export async function exportSessionJsonl(store: PortableSessionStore, key: string, options: { threadId?: string } = {}): Promise<string> {
   return `${(await exportSessionLines(store, key, options)).join("\n")}\n`;
-}
-
-export interface ImportResult {
-  key: string;
-  threadId: string;
-  messageCount: number;
-  /** True when the session existed and its previous current thread was archived. */
-  archivedPrevious: boolean;
 }
 
 /**
@@ -50,7 +39,7 @@ export interface ImportResult {
  * is an archive, and the engine's governance makes any history legal before a model sees it.
  */
 export async function importSessionJsonl(
-  store: SqliteSessionStore,
+  store: PortableSessionStore,
   text: string,
   options: { key?: string } = {},
 ): Promise<ImportResult> {
@@ -64,33 +53,14 @@ export async function importSessionJsonl(
       throw new SessionStoreError(`message ${i + 1}: ${error instanceof Error ? error.message : String(error)}`);
     }
   });
-  return store.transaction((q) => {
-    const existed = q.session(key) !== undefined;
-    const session = q.ensureSession(key);
-    let threadId = session.current_thread_id!;
-    if (existed && q.messageCount(threadId) > 0) {
-      q.prepare("UPDATE threads SET status = 'archived', updated_at = ? WHERE id = ? AND name IS NULL").run(q.now(), threadId);
-      threadId = q.createThread(key, null).id;
-      q.setCurrentThread(key, threadId);
-    }
-    const first = q.append(threadId, converted, null);
-    const consolidated = Math.min(Math.max(0, Math.floor(metadata?.last_consolidated ?? 0)), converted.length);
-    let summarySeq: number | null = null;
-    converted.forEach((m, i) => {
-      if (i >= consolidated && m.meta?.["summary"] === true) summarySeq = first + i;
-    });
-    q
-      .prepare("UPDATE threads SET replay_seq = ?, summary_seq = ? WHERE id = ?")
-      .run(consolidated ? first + consolidated : 0, summarySeq, threadId);
-    if (metadata) {
-      const current = JSON.parse(q.requireSession(key).metadata) as Record<string, unknown>;
-      const created = parseTimestamp(metadata.created_at) || q.now();
-      const updated = parseTimestamp(metadata.updated_at) || q.now();
-      q
-        .prepare("UPDATE sessions SET metadata = ?, created_at = ?, updated_at = ? WHERE key = ?")
-        .run(JSON.stringify({ ...current, ...metadata.metadata }), existed ? session.created_at : created, updated, key);
-    }
-    return { key, threadId, messageCount: converted.length, archivedPrevious: threadId !== session.current_thread_id };
+  const consolidated = Math.min(Math.max(0, Math.floor(metadata?.last_consolidated ?? 0)), converted.length);
+  return store.importThread({
+    key,
+    messages: converted,
+    consolidated,
+    metadata: metadata
+      ? { values: metadata.metadata, createdAt: parseTimestamp(metadata.created_at), updatedAt: parseTimestamp(metadata.updated_at) }
+      : undefined,
   });
 }
 

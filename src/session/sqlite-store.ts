@@ -18,6 +18,8 @@ import type { RetryPolicy } from "./sqlite-db.js";
 import { SessionQueries } from "./sqlite-queries.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
+import * as records from "./sqlite-records.js";
+import type { ImportResult, ImportThreadInput, PortableSessionStore, SessionRecords, ThreadExport } from "./records.js";
 import * as threads from "./sqlite-threads.js";
 import * as turns from "./sqlite-turns.js";
 import type { TurnOps } from "./sqlite-turns.js";
@@ -27,7 +29,6 @@ import type {
   ConsolidationPoint,
   LoadHistoryOptions,
   SessionInfo,
-  SessionStore,
   ThreadInfo,
   TurnHandle,
   TurnInfo,
@@ -50,7 +51,7 @@ export interface SqliteSessionStoreOptions {
   historyCacheChars?: number;
 }
 
-export class SqliteSessionStore implements SessionStore {
+export class SqliteSessionStore implements PortableSessionStore {
   readonly path: string;
   private readonly db: Database.Database;
   private readonly q: SessionQueries;
@@ -299,6 +300,24 @@ export class SqliteSessionStore implements SessionStore {
 
   async deleteThread(threadId: string): Promise<boolean> {
     return this.write(() => threads.deleteThread(this.q, threadId));
+  }
+
+  // ── moving sessions (records.ts) ────────────────────────────────────────────────────────
+
+  async exportThread(key: string, threadId?: string): Promise<ThreadExport> {
+    return this.read(() => records.exportThread(this.q, key, threadId));
+  }
+
+  async importThread(input: ImportThreadInput): Promise<ImportResult> {
+    return this.write(() => records.importThread(this.q, input));
+  }
+
+  async readRecords(key: string): Promise<SessionRecords | null> {
+    return this.read(() => records.readRecords(this.q, key));
+  }
+
+  async writeRecords(rows: SessionRecords): Promise<void> {
+    await this.write(() => records.writeRecords(this.q, rows));
   }
 
   // ── import support and lifecycle ────────────────────────────────────────────────────────

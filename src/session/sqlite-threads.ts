@@ -25,7 +25,7 @@ export function newThread(q: SessionQueries, sessionKey: string): ThreadInfo {
 }
 
 export function openThread(q: SessionQueries, sessionKey: string, name: string): ThreadInfo {
-  const clean = validName(name);
+  const clean = validThreadName(name);
   q.ensureSession(sessionKey);
   let thread = q
     .prepare<[string, string], ThreadRow>("SELECT * FROM threads WHERE session_key = ? AND name = ?")
@@ -46,7 +46,7 @@ export function switchThread(q: SessionQueries, sessionKey: string, threadId: st
 
 export function renameThread(q: SessionQueries, threadId: string, name: string | null): ThreadInfo {
   const thread = q.requireThread(threadId);
-  const clean = name === null ? null : validName(name);
+  const clean = name === null ? null : validThreadName(name);
   if (clean !== null) {
     const taken = q
       .prepare<[string, string, string], { id: string }>(
@@ -77,7 +77,7 @@ function setStatus(q: SessionQueries, threadId: string, status: ThreadRow["statu
   q.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE id = ?").run(status, q.now(), threadId);
 }
 
-function validName(name: string): string {
+export function validThreadName(name: string): string {
   const clean = name.trim();
   if (!clean || clean.length > 100 || /[\n\r\t]/.test(clean)) {
     throw new SessionStoreError(`invalid thread name ${JSON.stringify(name)} (1-100 characters, one line)`);

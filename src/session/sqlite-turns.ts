@@ -155,7 +155,7 @@ function pendingTurn(ops: TurnOps, turnId: string): TurnRow {
 }
 
 /** Every message a checkpoint knows about, in order, each once. */
-function checkpointMessages(checkpoint: Checkpoint): Message[] {
+export function checkpointMessages(checkpoint: Checkpoint): Message[] {
   const out: Message[] = [...checkpoint.newMessages];
   const seen = new Set(out.map((m) => m.id));
   for (const extra of [checkpoint.assistant, ...(checkpoint.completedResults ?? [])]) {

@@ -80,12 +80,28 @@ export function requireCommand(command: string, options: RequireOptions): Requir
       path = undefined;
     }
   }
+  return requirement(command, options.install, path, reason, "install it with");
+}
+
+/**
+ * The same for a service reached over the network (PostgreSQL, …): `probe` says why it cannot
+ * be used, or undefined when it can. Run once per file at collection time (top-level await).
+ */
+export async function requireService(
+  name: string,
+  options: { start: string; probe: () => Promise<string | undefined> },
+): Promise<Requirement> {
+  const reason = hidden(name) ? "hidden by NANOBOT_TEST_HIDE" : await options.probe();
+  return requirement(name, options.start, reason === undefined ? name : undefined, reason, "start it with");
+}
+
+function requirement(name: string, install: string, path: string | undefined, reason: string | undefined, verb: string): Requirement {
   const available = path !== undefined;
-  const line = `these tests need ${command} (${reason ?? ""}) — install it with: ${options.install}`;
+  const line = `these tests need ${name} (${reason ?? ""}) — ${verb}: ${install}`;
 
   const announce = (): void => {
-    if (announced.has(command)) return;
-    announced.add(command);
+    if (announced.has(name)) return;
+    announced.add(name);
     console.warn(`skipped: ${line}`);
   };
   const failure = (): never => {
@@ -93,23 +109,23 @@ export function requireCommand(command: string, options: RequireOptions): Requir
   };
 
   return {
-    name: command,
+    name,
     path,
     available,
     reason,
-    describe(name, body) {
-      if (available) return void describe(name, body);
-      if (inCi()) return void describe(name, () => it(`needs ${command}`, failure));
+    describe(title, body) {
+      if (available) return void describe(title, body);
+      if (inCi()) return void describe(title, () => it(`needs ${name}`, failure));
       announce();
-      // Skipped on purpose: the service is not installed here (the line above says what to install).
-      describe.skip(`${name} (needs ${command}: ${options.install})`, body);
+      // Skipped on purpose: the service is missing here (the line above says how to get it).
+      describe.skip(`${title} (needs ${name}: ${install})`, body);
     },
-    it(name, body, timeout) {
-      if (available) return void it(name, body, timeout);
-      if (inCi()) return void it(`${name} (needs ${command})`, failure);
+    it(title, body, timeout) {
+      if (available) return void it(title, body, timeout);
+      if (inCi()) return void it(`${title} (needs ${name})`, failure);
       announce();
-      // Skipped on purpose: the service is not installed here (the line above says what to install).
-      it.skip(`${name} (needs ${command}: ${options.install})`, body);
+      // Skipped on purpose: the service is missing here (the line above says how to get it).
+      it.skip(`${title} (needs ${name}: ${install})`, body);
     },
   };
 }

@@ -14,6 +14,7 @@ import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
 import { referenceSpec } from "../mcp/helpers.js";
 import { needs } from "../support/requires.js";
+import type { SqliteSessionStore } from "../../src/session/index.js";
 
 const browserBinary = needs.chromium();
 
@@ -95,7 +96,7 @@ browserBinary.describe("web UI in headless Chromium", () => {
     await p.getByTestId("stopped").waitFor();
     await p.getByTestId("send").waitFor({ state: "visible" });
     await p.screenshot({ path: join(ARTIFACTS, "webui-stopped.png") });
-    const rows = await fx?.runtime.store().snapshot((q) => q.db.prepare("SELECT status FROM turns").all());
+    const rows = await (fx?.runtime.store() as SqliteSessionStore | undefined)?.snapshot((q) => q.db.prepare("SELECT status FROM turns").all());
     expect(rows).toEqual([{ status: "stopped" }]);
   });
 

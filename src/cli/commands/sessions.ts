@@ -1,22 +1,17 @@
 /**
  * `nanobot sessions list|show|export|import`: inspect and move conversations stored in
- * `$NANOBOT_HOME/state.db`. Reads never create the database; export/import speak the Python
+ * `$NANOBOT_HOME/state.db` (or the configured PostgreSQL store). Reads never create a SQLite file; export/import speak the Python
  * nanobot's JSONL line format so sessions move between the two implementations.
  */
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { nanobotHome, stateDbPath } from "../../config/paths.js";
 import type { Message } from "../../core/index.js";
-import {
-  SessionStoreError,
-  SqliteSessionStore,
-  exportSessionJsonl,
-  importSessionJsonl,
-} from "../../session/index.js";
-import type { SessionInfo, ThreadInfo } from "../../session/index.js";
+import { SessionStoreError, exportSessionJsonl, importSessionJsonl, openSessionStore } from "../../session/index.js";
+import type { PortableSessionStore, SessionInfo, ThreadInfo } from "../../session/index.js";
 import type { CliContext } from "../context.js";
+import { configuredStoreLocation } from "./store.js";
 
 export function registerSessionsCommand(program: Command, ctx: CliContext): void {
   const sessions = program.command("sessions").description("list, show, export and import conversations");
@@ -25,8 +20,8 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
     .command("list")
     .description("list sessions, most recently active first")
     .option("--json", "print a JSON array")
-    .action(async (opts: { json?: boolean }) => {
-      const list = await withStore(ctx, false, (store) => store.listSessions());
+    .action(async (opts: { json?: boolean }, command: Command) => {
+      const list = await withStore(ctx, command, false, (store) => store.listSessions());
       if (opts.json) return write(ctx, `${JSON.stringify((list ?? []).map(sessionJson), null, 2)}\n`);
       if (!list?.length) return write(ctx, "no sessions\n");
       const rows = list.map((s) => [s.key, String(s.messageCount), iso(s.updatedAt), title(s)]);
@@ -39,8 +34,8 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
     .argument("<key>", "session key, e.g. cli:direct")
     .option("--thread <id>", "show another thread of the session (see the thread list)")
     .option("--json", "print one JSON object")
-    .action(async (key: string, opts: { json?: boolean; thread?: string }) => {
-      const found = await withStore(ctx, false, async (store) => {
+    .action(async (key: string, opts: { json?: boolean; thread?: string }, command: Command) => {
+      const found = await withStore(ctx, command, false, async (store) => {
         const session = await store.getSession(key);
         if (!session) return null;
         const threads = await store.listThreads(key);
@@ -61,8 +56,8 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
     .argument("<key>", "session key")
     .option("-o, --output <file>", "write to a file instead of stdout")
     .option("--thread <id>", "export another thread of the session")
-    .action(async (key: string, opts: { output?: string; thread?: string }) => {
-      const text = await withStore(ctx, false, async (store) => {
+    .action(async (key: string, opts: { output?: string; thread?: string }, command: Command) => {
+      const text = await withStore(ctx, command, false, async (store) => {
         if (!(await store.getSession(key))) throw new SessionStoreError(`no session ${JSON.stringify(key)}`);
         return exportSessionJsonl(store, key, { threadId: opts.thread });
       });
@@ -78,20 +73,25 @@ export function registerSessionsCommand(program: Command, ctx: CliContext): void
     .description("import a JSONL session file (Python nanobot format); an existing session keeps its history archived")
     .argument("<file>", "JSONL file")
     .option("--key <key>", "store under this session key instead of the one in the file")
-    .action(async (file: string, opts: { key?: string }) => {
+    .action(async (file: string, opts: { key?: string }, command: Command) => {
       const text = await readFile(resolve(ctx.io.cwd, file), "utf8");
-      const result = await withStore(ctx, true, (store) => importSessionJsonl(store, text, { key: opts.key }));
+      const result = await withStore(ctx, command, true, (store) => importSessionJsonl(store, text, { key: opts.key }));
       if (!result) return;
       const archived = result.archivedPrevious ? " (the previous thread was archived)" : "";
       write(ctx, `imported ${result.messageCount} messages into ${result.key}${archived}\n`);
     });
 }
 
-/** Opens the home's store for one command; `undefined` when reading and no database exists yet. */
-async function withStore<T>(ctx: CliContext, create: boolean, fn: (store: SqliteSessionStore) => Promise<T>): Promise<T | undefined> {
-  const path = stateDbPath(nanobotHome(ctx.io.env, ctx.io.cwd));
-  if (!create && !existsSync(path)) return undefined;
-  const store = new SqliteSessionStore({ path });
+/** Opens the configured store for one command; `undefined` when reading and no SQLite file exists yet. */
+async function withStore<T>(
+  ctx: CliContext,
+  command: Command,
+  create: boolean,
+  fn: (store: PortableSessionStore) => Promise<T>,
+): Promise<T | undefined> {
+  const location = await configuredStoreLocation(ctx, command);
+  if (location.kind === "sqlite" && !create && !existsSync(location.path)) return undefined;
+  const store = openSessionStore(location);
   try {
     return await fn(store);
   } finally {

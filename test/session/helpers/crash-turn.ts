@@ -1,15 +1,15 @@
 /**
  * Child process for the crash test: begins a turn, checkpoints an assistant tool call, prints
- * READY and waits to be SIGKILLed mid-turn. Usage: crash-turn.ts <db> <sessionKey>
+ * READY and waits to be SIGKILLed mid-turn. Usage: crash-turn.ts <store spec JSON> <sessionKey>
  */
 import { userMessage } from "../../../src/core/index.js";
-import { SqliteSessionStore } from "../../../src/session/index.js";
-import { call, callingAssistant } from "./temp-store.js";
+import { call, callingAssistant, openSpec } from "./temp-store.js";
+import type { StoreSpec } from "./temp-store.js";
 
-const [dbPath, key] = process.argv.slice(2);
-if (!dbPath || !key) throw new Error("usage: crash-turn.ts <db> <sessionKey>");
+const [spec, key] = process.argv.slice(2);
+if (!spec || !key) throw new Error("usage: crash-turn.ts <store spec JSON> <sessionKey>");
 
-const store = new SqliteSessionStore({ path: dbPath });
+const store = openSpec(JSON.parse(spec) as StoreSpec);
 const user = userMessage("please run the long job");
 const turn = await store.beginTurn(key, user);
 const assistant = callingAssistant("Starting the job.", call("call_long", "exec", { command: "sleep 1000" }));

@@ -1,0 +1,72 @@
+/**
+ * The gateway's `/metrics`: what its turns, model calls, tools and store did, in Prometheus
+ * form. Fed by `turn_completed` events (every face's turns when the gateway runs the agent
+ * loop), the running-turn registry and the store's call timings.
+ */
+import type { TurnObservers } from "../agent/turn-observers.js";
+import type { StoreCallListener } from "../session/timed-store.js";
+import type { ActiveTurns } from "./active-turns.js";
+import { MetricsRegistry } from "./metrics.js";
+
+export interface GatewayMetricsSources {
+  observers?: TurnObservers;
+  turns: ActiveTurns;
+  /** Subscribes to the store's call timings; returns the unsubscribe. */
+  observeStore?: (listener: StoreCallListener) => () => void;
+}
+
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export function createGatewayMetrics(sources: GatewayMetricsSources): { registry: MetricsRegistry; close(): void } {
+  const registry = new MetricsRegistry();
+  const turns = registry.counter("nanobot_turns_total", "Finished turns by stop reason (error = failed) and channel.");
+  const duration = registry.histogram("nanobot_turn_duration_seconds", "Wall time of a turn, from being taken up to its reply.");
+  const queueWait = registry.histogram("nanobot_turn_queue_wait_seconds", "Time a turn waited for admission and a model slot.");
+  const modelCalls = registry.counter("nanobot_model_calls_total", "Model calls made by turns.");
+  const modelLatency = registry.histogram("nanobot_model_call_duration_seconds", "Model call time (a turn's model time over its calls).");
+  const tokens = registry.counter("nanobot_tokens_total", "Tokens by type (prompt, completion).");
+  const toolUses = registry.counter("nanobot_tool_turns_total", "Turns that used a tool, by tool.");
+  const toolFailures = registry.counter("nanobot_tool_turn_errors_total", "Failed turns that used a tool, by tool.");
+  const storeLatency = registry.histogram("nanobot_store_operation_duration_seconds", "Session store calls by operation.", STORE_BUCKETS);
+  const storeErrors = registry.counter("nanobot_store_errors_total", "Session store calls that failed, by operation.");
+  registry.gauge("nanobot_active_turns", "Turns the gateway is running now.", () => sources.turns.size);
+  registry.gauge("nanobot_active_sessions", "Sessions with a turn running now.", () => sources.turns.sessionCount);
+
+  const unsubscribe: Array<() => void> = [];
+  if (sources.observers) {
+    unsubscribe.push(
+      sources.observers.subscribe((event) => {
+        turns.inc({ stop_reason: event.stopReason, channel: event.channel ?? "" });
+        duration.observe(event.durationMs / 1000);
+        tokens.inc({ type: "prompt" }, event.usage.promptTokens);
+        tokens.inc({ type: "completion" }, event.usage.completionTokens);
+        for (const tool of event.toolsUsed) {
+          toolUses.inc({ tool });
+          if (event.stopReason === "error") toolFailures.inc({ tool });
+        }
+        const t = event.timings;
+        if (t) {
+          queueWait.observe(t.queueMs / 1000);
+          if (t.modelCalls > 0) {
+            modelCalls.inc({}, t.modelCalls);
+            modelLatency.observe(t.modelMs / t.modelCalls / 1000);
+          }
+        }
+      }),
+    );
+  }
+  if (sources.observeStore) {
+    unsubscribe.push(
+      sources.observeStore((operation, ms, ok) => {
+        storeLatency.observe(ms / 1000, { operation });
+        if (!ok) storeErrors.inc({ operation });
+      }),
+    );
+  }
+  return {
+    registry,
+    close: () => {
+      for (const off of unsubscribe) off();
+    },
+  };
+}

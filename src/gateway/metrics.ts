@@ -1,0 +1,139 @@
+/**
+ * A small Prometheus registry: counters and histograms with labels, gauges read when scraped,
+ * rendered in the text exposition format (version 0.0.4). Enough for `/metrics`; no client
+ * library needed for a handful of series.
+ */
+
+type Labels = Record<string, string>;
+
+interface Series {
+  labels: Labels;
+  value: number;
+}
+
+interface HistogramSeries {
+  labels: Labels;
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** Seconds: from a quick store write to a long agent turn. */
+export const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+function labelKey(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}`)
+    .join(",");
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
+}
+
+function renderLabels(labels: Labels, extra?: [string, string]): string {
+  const pairs = Object.entries(labels);
+  if (extra) pairs.push(extra);
+  return pairs.length ? `{${pairs.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}` : "";
+}
+
+function renderNumber(value: number): string {
+  if (value === Infinity) return "+Inf";
+  return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(12)));
+}
+
+export class Counter {
+  private readonly series = new Map<string, Series>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelKey(labels);
+    const entry = this.series.get(key);
+    if (entry) entry.value += by;
+    else this.series.set(key, { labels, value: by });
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    for (const s of this.series.values()) lines.push(`${this.name}${renderLabels(s.labels)} ${renderNumber(s.value)}`);
+    return lines;
+  }
+}
+
+export class Histogram {
+  private readonly series = new Map<string, HistogramSeries>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[] = DEFAULT_BUCKETS,
+  ) {}
+
+  observe(value: number, labels: Labels = {}): void {
+    const key = labelKey(labels);
+    let entry = this.series.get(key);
+    if (!entry) {
+      entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, entry);
+    }
+    this.buckets.forEach((bound, i) => {
+      if (value <= bound) entry.counts[i]!++;
+    });
+    entry.sum += value;
+    entry.count++;
+  }
+
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const s of this.series.values()) {
+      this.buckets.forEach((bound, i) => lines.push(`${this.name}_bucket${renderLabels(s.labels, ["le", renderNumber(bound)])} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket${renderLabels(s.labels, ["le", "+Inf"])} ${s.count}`);
+      lines.push(`${this.name}_sum${renderLabels(s.labels)} ${renderNumber(s.sum)}`);
+      lines.push(`${this.name}_count${renderLabels(s.labels)} ${s.count}`);
+    }
+    return lines;
+  }
+}
+
+/** A value read when scraped (queue lengths, running turns). */
+export class Gauge {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => number,
+  ) {}
+
+  render(): string[] {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${renderNumber(this.read())}`];
+  }
+}
+
+export class MetricsRegistry {
+  private readonly metrics: Array<Counter | Histogram | Gauge> = [];
+
+  counter(name: string, help: string): Counter {
+    return this.add(new Counter(name, help));
+  }
+
+  histogram(name: string, help: string, buckets?: readonly number[]): Histogram {
+    return this.add(new Histogram(name, help, buckets));
+  }
+
+  gauge(name: string, help: string, read: () => number): Gauge {
+    return this.add(new Gauge(name, help, read));
+  }
+
+  render(): string {
+    return `${this.metrics.flatMap((m) => m.render()).join("\n")}\n`;
+  }
+
+  private add<M extends Counter | Histogram | Gauge>(metric: M): M {
+    this.metrics.push(metric);
+    return metric;
+  }
+}

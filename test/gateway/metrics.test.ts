@@ -1,0 +1,100 @@
+/**
+ * Issue 24 item 3 (the Prometheus part): `GET /metrics` on a real gateway over loopback HTTP,
+ * behind the API key, in the text exposition format, counting what real turns did.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentLoop } from "../../src/agent/agent-loop.js";
+import { MetricsRegistry } from "../../src/gateway/metrics.js";
+import { startGatewayFixture } from "./helpers.js";
+import type { GatewayFixture } from "./helpers.js";
+
+const KEY = "metrics-test-key-0001";
+let fx: GatewayFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+const auth = { authorization: `Bearer ${KEY}` };
+
+async function chat(text: string): Promise<Response> {
+  return fetch(`${fx!.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ model: "nanobot", messages: [{ role: "user", content: text }], session_id: "metrics" }),
+  });
+}
+
+/** The value of one sample line, e.g. `nanobot_tokens_total{type="prompt"}`. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe("GET /metrics", () => {
+  it("needs the API key, and counts turns, tokens, model calls, tools and store calls", async () => {
+    fx = await startGatewayFixture({ apiKey: KEY, makeProcessor: (runtime) => new AgentLoop({ runtime }), env: { NANOBOT_RETRY_SCALE: "0" } });
+    expect((await fetch(`${fx.url}/metrics`)).status).toBe(401);
+
+    await writeFile(join(fx.root, "ws", "notes.txt"), "tulips\n");
+    fx.fake.enqueue(
+      { toolCalls: [{ id: "call_1", name: "read_file", arguments: { path: "notes.txt" } }], usage: { promptTokens: 40, completionTokens: 4 } },
+      { text: "It says tulips.", usage: { promptTokens: 60, completionTokens: 5 } },
+      { kind: "error", status: 400, body: { error: { message: "bad request", type: "invalid_request_error" } } },
+    );
+    expect((await chat("what is in notes.txt?")).status).toBe(200);
+    expect((await chat("and now?")).status).toBe(502);
+
+    const res = await fetch(`${fx.url}/metrics`, { headers: auth });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    const text = await res.text();
+    expect(text).toContain("# TYPE nanobot_turns_total counter");
+    expect(sample(text, 'nanobot_turns_total{stop_reason="completed",channel="api"}')).toBe(1);
+    expect(sample(text, 'nanobot_turns_total{stop_reason="error",channel="api"}')).toBe(1);
+    expect(sample(text, "nanobot_turn_duration_seconds_count")).toBe(2);
+    expect(sample(text, 'nanobot_turn_duration_seconds_bucket{le="+Inf"}')).toBe(2);
+    expect(sample(text, 'nanobot_tokens_total{type="prompt"}')).toBe(100);
+    expect(sample(text, 'nanobot_tokens_total{type="completion"}')).toBe(9);
+    expect(sample(text, 'nanobot_tool_turns_total{tool="read_file"}')).toBe(1);
+    expect(sample(text, "nanobot_model_calls_total")).toBe(3);
+    expect(sample(text, "nanobot_model_call_duration_seconds_count")).toBe(2);
+    expect(sample(text, 'nanobot_store_operation_duration_seconds_count{operation="beginTurn"}')).toBe(2);
+    expect(sample(text, 'nanobot_store_operation_duration_seconds_count{operation="completeTurn"}')).toBe(1);
+    expect(sample(text, 'nanobot_store_operation_duration_seconds_count{operation="failTurn"}')).toBe(1);
+    expect(sample(text, "nanobot_active_turns")).toBe(0);
+    expect(sample(text, "nanobot_active_sessions")).toBe(0);
+  });
+});
+
+describe("the exposition format", () => {
+  it("renders cumulative buckets, escapes label values and reads gauges when scraped", () => {
+    const registry = new MetricsRegistry();
+    const h = registry.histogram("x_seconds", "An x.", [0.1, 1]);
+    h.observe(0.05);
+    h.observe(0.5);
+    h.observe(5);
+    registry.counter("y_total", "A y.").inc({ tool: 'say "hi"\\now' }, 2);
+    let depth = 3;
+    registry.gauge("z", "A z.", () => depth);
+    depth = 7;
+    expect(registry.render().split("\n")).toEqual([
+      "# HELP x_seconds An x.",
+      "# TYPE x_seconds histogram",
+      'x_seconds_bucket{le="0.1"} 1',
+      'x_seconds_bucket{le="1"} 2',
+      'x_seconds_bucket{le="+Inf"} 3',
+      "x_seconds_sum 5.55",
+      "x_seconds_count 3",
+      "# HELP y_total A y.",
+      "# TYPE y_total counter",
+      'y_total{tool="say \\"hi\\"\\\\now"} 2',
+      "# HELP z A z.",
+      "# TYPE z gauge",
+      "z 7",
+      "",
+    ]);
+  });
+});
