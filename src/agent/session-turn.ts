@@ -102,7 +102,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       messages: go.messages,
       tools: go.tools,
       // A built-in the agent's permissions deny is refused by name, with the reason.
-      refusedTools: refusedBuiltins(profile.config?.permissions, go.tools),
+      refusedTools: go.refused ?? refusedBuiltins(profile.config?.permissions, go.tools),
       toolChoice: profile.toolChoice,
       temperature: profile.temperature,
       reasoningEffort: profile.reasoningEffort,
