@@ -157,7 +157,7 @@ export async function closeThrownTurn(store: SessionStore, turnId: string, err: 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
-  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal);
+  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal, profile.config?.prompts);
   const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
   if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
   const user = prepared.message;

@@ -32,10 +32,11 @@ export async function expandUiPrompt(
   tools: readonly Tool[],
   content: string | UserContentPart[],
   signal?: AbortSignal,
+  promptRefs: readonly string[] = [],
 ): Promise<string | UserContentPart[]> {
   const action = actionOf(content);
   if (action?.type !== "prompt") return content;
-  return expandPromptAction(action, () => runtime.mcp(), tools, signal);
+  return expandPromptAction(action, () => runtime.mcp(), tools, signal, promptRefs);
 }
 
 function answer(message: ModelResponse["message"], finishReason: ModelResponse["finishReason"]): ModelResponse {

@@ -77,4 +77,21 @@ describe("MCP-UI actions through nanobot agent -m", () => {
     const messages = (fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
     expect(messages.filter((m) => m.role === "user").at(-1)?.content).toBe("Write a short recipe that uses kiwis.");
   });
+
+  it("a prompt action finds a prompt through the agent's prompts list (server/prompt:alias), as Go does", async () => {
+    p = await project();
+    await p.write("nanobot.yaml", config({ tools: ["read_file"], prompts: ["shop/recipe:dessert"], resources: ["shop"] }));
+    const check = await p.run(["config", "check", "--config", "nanobot.yaml"]);
+    expect(check.err).toContain("agents.shopper: resources: Go lists them to its own web UI's agent session");
+    fake.enqueue({ text: "Fig pudding." });
+    const r = await p.run(["agent", "-m", action("prompt", { promptName: "dessert", params: { fruit: "figs" } }), "--config", "nanobot.yaml"]);
+    expect(r).toMatchObject({ code: 0, out: "Fig pudding.\n" });
+    const messages = (fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    expect(messages.filter((m) => m.role === "user").at(-1)?.content).toBe("Write a short recipe that uses figs.");
+    // Without the prompts entry the agent has no such prompt.
+    await p.write("nanobot.yaml", config({ tools: ["read_file"] }));
+    const missing = await p.run(["agent", "-m", action("prompt", { promptName: "dessert", params: { fruit: "figs" } }), "--config", "nanobot.yaml"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.out + missing.err).toContain('prompt "dessert" not found');
+  });
 });
