@@ -77,7 +77,7 @@ describe("research-bot: a sampled agent runs with its own tools", () => {
     expect(writer.model).toBe("o3-mini");
     expect(JSON.stringify(writer.messages)).toContain("Kites date from 1000 BC.");
     expect(JSON.stringify(leadAgain.messages.at(-1))).toContain("# Kites");
-  });
+  }, 60_000);
 });
 
 describe("tools: [agent] (Go): the agent is offered as chat-with-<agent>", () => {
@@ -103,5 +103,5 @@ describe("tools: [agent] (Go): the agent is offered as chat-with-<agent>", () =>
     expect(toolNames(search1)).toContain("catalog");
     expect(JSON.stringify(search2.messages.at(-1))).toContain("search catalog: ripstop");
     expect(JSON.stringify(leadAgain.messages.at(-1))).toContain("Ripstop is a woven nylon.");
-  });
+  }, 60_000);
 });

@@ -116,7 +116,7 @@ describe("publish as the Go nanobot", () => {
     client = new Client({ name: "go-publish-test", version: "1.0.0" });
     await client.connect(transport);
     await expectGoPublish(client);
-  });
+  }, 60_000);
 
   it("a single-server proxy (publish.mcpServers: [one], nothing else) answers as that server", async () => {
     p = await project();
@@ -159,7 +159,7 @@ describe("publish as the Go nanobot", () => {
       client = undefined;
       await assistant.close();
     }
-  });
+  }, 60_000);
 });
 
 describe("publish.tools naming agents and aliases, as Go names them", () => {
@@ -189,5 +189,5 @@ describe("publish.tools naming agents and aliases, as Go names them", () => {
       client = undefined;
       await assistant.close();
     }
-  });
+  }, 60_000);
 });
