@@ -18,8 +18,8 @@ export interface InstructionSource {
   mcp(): Promise<McpClientManager>;
 }
 
-/** `${servers.X…}` needs the servers connected (their initialize result holds it). */
-const NEEDS_SERVERS = /\$\{[^}]*servers\s*[.[]/;
+/** `${servers.X…}` (or any expression using `servers`) needs the servers connected (their initialize result holds it). */
+const NEEDS_SERVERS = /\$\{[^}]*\bservers\b/;
 
 /** The expansion context for text at `where`; connects MCP servers only when the text needs them. */
 export async function expandContextFor(source: InstructionSource, where: string, text = ""): Promise<ExpandContext> {
@@ -43,6 +43,8 @@ export async function resolveDynamicText(source: InstructionSource, spec: AgentI
   const prompts = (source.config as { prompts?: Record<string, InlinePrompt> }).prompts;
   const isInline = prompts?.[spec.prompt] !== undefined && spec.mcpServer === spec.prompt;
   const manager = isInline ? undefined : await source.mcp();
-  const ctx = await expandContextFor(source, where, JSON.stringify(spec.args ?? {}));
+  // An inline template's own `${servers…}` needs the servers as much as the args do.
+  const template = isInline ? (prompts[spec.prompt]?.template ?? "") : "";
+  const ctx = await expandContextFor(source, where, `${JSON.stringify(spec.args ?? {})}${template}`);
   return resolvePromptInstructions(manager, spec as { mcpServer: string; prompt: string; args?: Record<string, string> }, { ...ctx, prompts }, signal);
 }

@@ -21,6 +21,7 @@ import type { HookMapping } from "../mcp/hook-keys.js";
 import type { HookCaller } from "../mcp/hooks.js";
 import { ToolRegistry } from "../tools/registry.js";
 import type { Tool } from "../tools/tool.js";
+import { refusedBuiltins } from "./permissions.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
 
 export const SYSTEM_CONFIG_HOOK = "nanobot.system/config";
@@ -44,6 +45,8 @@ export interface GoTurn {
   tools: readonly Tool[];
   messages: Message[];
   hooks: AgentHooks[];
+  /** Tools a config hook took away (or its agent's permissions deny), with why: a call to one is refused so. */
+  refused?: Record<string, string>;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -90,6 +93,11 @@ async function addServers(runtime: Runtime, servers: unknown, warn: (message: st
   }
 }
 
+/** What a call to a tool the config hook's agent no longer has gets instead of "not found". */
+export function removedByConfigHook(tool: string): string {
+  return `'${tool}' is not allowed: the agent's config hook (hooks.config) removed it from the agent's tools for this turn`;
+}
+
 /** Sets up the hooks of a turn and applies the first round's `config` hooks. */
 export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promise<GoTurn> {
   const base = input.profile;
@@ -112,6 +120,8 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
   let tools: readonly Tool[] = input.tools;
   let messages = input.messages;
   let instructionsFix: { from: string; to: string } | undefined;
+  let refused: Record<string, string> | undefined;
+  const offered = new Set(input.tools.map((t) => t.name));
 
   /** Runs the config chain; returns the new profile when the agent changed. */
   const runConfig = async (): Promise<AgentProfile | undefined> => {
@@ -149,6 +159,11 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
     instructionsFix = next.instructions === base.instructions ? undefined : { from: base.instructions, to: next.instructions };
     profile = { ...next, model: next.modelRef === base.modelRef ? base.model : next.model };
     tools = turnTools(next);
+    const now = new Set(tools.map((t) => t.name));
+    for (const t of tools) offered.add(t.name);
+    const removed = [...offered].filter((name) => !now.has(name)).map((name) => [name, removedByConfigHook(name)] as const);
+    // A built-in the returned agent's permissions deny says so (the more precise reason).
+    refused = { ...Object.fromEntries(removed), ...refusedBuiltins(next.config?.permissions, tools) };
     const key = JSON.stringify(next.config?.hooks ?? {});
     if (key !== modelHooksKey) {
       modelHooksKey = key;
@@ -177,6 +192,7 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
         return {
           request: { ...request, ...settings, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) },
           tools,
+          ...(refused ? { refusedTools: refused } : {}),
           ...(profile.model !== modelBefore ? { model: profile.model } : {}),
         };
       },
@@ -188,5 +204,5 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
     afterResponse: (ctx, response) => modelHooks?.afterResponse?.(ctx, response),
     afterRun: (ctx, result) => modelHooks?.afterRun?.(ctx, result),
   });
-  return { profile, tools, messages, hooks };
+  return { profile, tools, messages, hooks, ...(refused ? { refused } : {}) };
 }

@@ -1,19 +1,25 @@
 /**
- * Answers `sampling/createMessage` requests from MCP servers: the agent a server hints at by
- * name answers (its model, instructions, output schema), else the default agent's model — one
- * plain completion, no tools, so a server can never make nanobot run tools on its behalf.
+ * Answers `sampling/createMessage` requests from MCP servers. A named agent the server hints at
+ * answers as in Go: it runs its own full loop with its own tools (sampled-agent-turn.ts) — the
+ * config's author chose that agent and its tools. Any other request gets one plain completion
+ * from the default agent's model, no tools, so an unnamed request never makes nanobot run tools.
  */
 import { defaultAgentName } from "../config/config-helpers.js";
 import { complete } from "../core/llm.js";
 import { systemMessage, textOf } from "../core/message-helpers.js";
 import type { SamplingHandler } from "../mcp/types.js";
 import type { Runtime } from "./runtime.js";
+import { endsWithUser, runSampledAgent } from "./sampled-agent-turn.js";
 
 export function createSamplingHandler(runtime: Runtime): SamplingHandler {
   return async (request, signal) => {
     const named = runtime.config.agents.named;
     const hinted = request.modelHints.find((hint) => named[hint] !== undefined);
     const agentName = hinted ?? defaultAgentName(runtime.config);
+    if (hinted && endsWithUser(request.messages)) {
+      runtime.logger.info("MCP sampling request runs an agent", { server: request.server, agent: hinted });
+      return runSampledAgent(runtime, hinted, request, signal);
+    }
     const agent = agentName ? named[agentName] : undefined;
     const modelRef = runtime.modelRefFor(agent);
     const model = runtime.registry.resolveModel(modelRef, { retry: { mode: runtime.config.agents.defaults.providerRetryMode } });

@@ -307,6 +307,7 @@ export class Runtime {
           ])
         : primary;
     const { tools, unresolved } = await this.toolsFor(agent);
+    const subagents = [...(agent?.agents ?? []), ...agentToolRefs(agent?.tools, named, this.serverNames())];
     // Go dynamic instructions (`${…}`, an MCP prompt) are resolved for each turn's profile.
     const instructions =
       agent?.instructions !== undefined
@@ -318,8 +319,9 @@ export class Runtime {
       modelRef,
       model,
       instructions,
-      // `agents: [other]` adds a chat-with-<other> tool per sub-agent.
-      tools: agent?.agents?.length ? [...tools, ...createSubagentTools(this, agent)] : tools,
+      // `agents: [other]`, or an agent named in `tools` (Go), adds a chat-with-<other> tool that
+      // runs that agent with its own tools.
+      tools: subagents.length ? [...tools, ...createSubagentTools(this, agent, undefined, subagents)] : tools,
       modelPreset: sessionPreset !== undefined || !agent?.model ? selection.preset : undefined,
       maxTokens: selection.maxTokens,
       contextWindow: selection.contextWindow,
@@ -347,10 +349,12 @@ export class Runtime {
   private async toolsFor(agent: AgentConfig | undefined): Promise<{ tools: Tool[]; unresolved: string[] }> {
     const cfg = this.config.tools;
     const refs = agent?.tools;
-    const serverNames = [...Object.keys(this.config.mcpServers), ...this.hookServers];
-    // `tools: [server]` names a whole MCP server (Go nanobot); any other bare name is a built-in.
+    const serverNames = this.serverNames();
+    // `tools: [server]` names a whole MCP server (Go nanobot), `tools: [agent]` another agent
+    // (agentToolRefs); any other bare name is a built-in.
     const isMcpRef = (r: string): boolean => r.includes("/") || serverNames.includes(r);
-    const builtinNames = refs?.filter((r) => !isMcpRef(r));
+    const agentRefs = new Set(agentToolRefs(refs, this.config.agents.named, serverNames));
+    const builtinNames = refs?.filter((r) => !isMcpRef(r) && !agentRefs.has(r));
     const cacheKey = builtinNames ? JSON.stringify(builtinNames) : "*";
     let builtins = this.builtinCache.get(cacheKey);
     if (!builtins) {
@@ -378,6 +382,10 @@ export class Runtime {
     return { tools: [...builtins, ...selected.tools], unresolved: selected.unresolved };
   }
 
+  private serverNames(): string[] {
+    return [...Object.keys(this.config.mcpServers), ...this.hookServers];
+  }
+
   async close(): Promise<void> {
     if (this.mcpPromise) {
       const manager = await this.mcpPromise.catch(() => undefined);
@@ -386,6 +394,11 @@ export class Runtime {
     await this.storeInstance?.close();
     this.storeInstance = undefined;
   }
+}
+
+/** The bare `tools` entries that name another agent (and no MCP server): Go offers each as `chat-with-<agent>`. */
+function agentToolRefs(refs: readonly string[] | undefined, named: Record<string, unknown>, serverNames: readonly string[]): string[] {
+  return (refs ?? []).filter((r) => !r.includes("/") && named[r] !== undefined && !serverNames.includes(r));
 }
 
 function parseToolChoice(value: string | undefined): ToolChoice | undefined {

@@ -102,7 +102,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       messages: go.messages,
       tools: go.tools,
       // A built-in the agent's permissions deny is refused by name, with the reason.
-      refusedTools: refusedBuiltins(profile.config?.permissions, go.tools),
+      refusedTools: go.refused ?? refusedBuiltins(profile.config?.permissions, go.tools),
       toolChoice: profile.toolChoice,
       temperature: profile.temperature,
       reasoningEffort: profile.reasoningEffort,
@@ -157,7 +157,7 @@ export async function closeThrownTurn(store: SessionStore, turnId: string, err: 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
-  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal);
+  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal, profile.config?.prompts);
   const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
   if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
   const user = prepared.message;

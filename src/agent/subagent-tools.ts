@@ -76,19 +76,20 @@ export function chatInputContent(input: ChatInput): string | UserContentPart[] {
 export type RunTurn = (request: TurnRequest, options: TurnOptions) => Promise<TurnReply>;
 
 /**
- * The tools for an agent's `agents: [...]` list. Unknown names and the agent itself are left
+ * The tools for an agent's `agents: [...]` list (or `others`: also the agents its Go `tools`
+ * list names). Unknown names and the agent itself are left
  * out (reported through the runtime's logger). `runTurn` defaults to a direct session turn;
  * the AgentLoop may pass its own `process` so sub-agent turns share its bookkeeping. A call
  * that would close a cycle or nest deeper than `agents.defaults.maxSubagentDepth` is a tool
  * error (subagent-chain.ts).
  */
-export function createSubagentTools(runtime: Runtime, agentConfig: AgentConfig | undefined, runTurn?: RunTurn): Tool[] {
+export function createSubagentTools(runtime: Runtime, agentConfig: AgentConfig | undefined, runTurn?: RunTurn, others: readonly string[] = agentConfig?.agents ?? []): Tool[] {
   const named = runtime.config.agents.named;
   const parent = Object.keys(named).find((key) => named[key] === agentConfig) ?? "nanobot";
   const run: RunTurn = runTurn ?? ((request, options) => new DirectTurnProcessor(runtime).process(request, options));
   const maxDepth = runtime.config.agents.defaults.maxSubagentDepth ?? DEFAULT_MAX_SUBAGENT_DEPTH;
   const tools: Tool[] = [];
-  for (const other of new Set(agentConfig?.agents ?? [])) {
+  for (const other of new Set(others)) {
     if (!named[other]) {
       runtime.logger.warn(`agent "${parent}" lists unknown sub-agent "${other}"`, { known: Object.keys(named) });
       continue;

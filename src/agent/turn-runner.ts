@@ -140,7 +140,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   // An MCP-UI prompt action becomes the prompt's text before it is stored (ui-action-turn.ts).
-  const content = await expandUiPrompt(runtime, profile.tools, request.content, job.signal);
+  const content = await expandUiPrompt(runtime, profile.tools, request.content, job.signal, profile.config?.prompts);
   const input = await prepareTurnInput(runtime, profile, sessionKey, content);
   if (input.warning) job.onEvent?.({ type: "warning", message: input.warning });
   const user = input.message;

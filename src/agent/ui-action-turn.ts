@@ -4,13 +4,14 @@
  *   that is stored and sent (Go keeps it in the saved message too, so it is fetched once).
  * - A tool action answers the turn's first model call with a tool call in the model's place, as
  *   Go fakes the assistant response: the engine runs the tool with everything a model's call
- *   gets (permissions, message hooks, truncation, events, checkpoints). The turn then ends with
- *   the result's text as the answer instead of a second model call, so clicking a button in a
- *   page costs no model request and the user sees what the tool said.
+ *   gets (permissions, message hooks, truncation, events, checkpoints). Then, as in Go
+ *   (pkg/agents/run.go handleUIAction: the faked response's tool call is run and the loop goes
+ *   on), the model is called with the action, the call and its result, and its answer ends the
+ *   turn: the button's work costs no model call, the model's comment on it does.
  */
-import type { LLMRequest, ModelResponse } from "../core/llm.js";
+import type { ModelResponse } from "../core/llm.js";
 import { toolCallId } from "../core/ids.js";
-import { assistantMessage, textOf } from "../core/message-helpers.js";
+import { assistantMessage } from "../core/message-helpers.js";
 import type { Message, ToolCallPart, UserContentPart } from "../core/messages.js";
 import type { AgentHooks, HookContext } from "../engine/hooks.js";
 import { expandPromptAction, parseUiAction, resolveActionTool } from "../mcp/ui-actions.js";
@@ -31,10 +32,11 @@ export async function expandUiPrompt(
   tools: readonly Tool[],
   content: string | UserContentPart[],
   signal?: AbortSignal,
+  promptRefs: readonly string[] = [],
 ): Promise<string | UserContentPart[]> {
   const action = actionOf(content);
   if (action?.type !== "prompt") return content;
-  return expandPromptAction(action, () => runtime.mcp(), tools, signal);
+  return expandPromptAction(action, () => runtime.mcp(), tools, signal, promptRefs);
 }
 
 function answer(message: ModelResponse["message"], finishReason: ModelResponse["finishReason"]): ModelResponse {
@@ -42,9 +44,9 @@ function answer(message: ModelResponse["message"], finishReason: ModelResponse["
 }
 
 /**
- * The hook that plays the model for a tool action in the turn's last message, or undefined
- * when the turn is ordinary chat. `tools` are the turn's tools: a name the agent is not offered
- * stays as given and the engine answers it as an unknown tool.
+ * The hook that plays the model's first call for a tool action in the turn's last message, or
+ * undefined when the turn is ordinary chat. `tools` are the turn's tools: a name the agent is
+ * not offered stays as given and the engine answers it as an unknown tool (the model reads that).
  */
 export async function uiToolActionHook(
   runtime: Pick<Runtime, "mcp" | "config">,
@@ -60,13 +62,8 @@ export async function uiToolActionHook(
   const name = resolveActionTool(action.toolName, tools, entries) ?? action.toolName;
   const call: ToolCallPart = { type: "toolCall", id: toolCallId(), name, arguments: action.params, rawArguments: JSON.stringify(action.params) };
   return {
-    beforeIteration(ctx: HookContext, request: LLMRequest) {
-      if (ctx.iteration === 1) return { response: answer(assistantMessage("", [call]), "tool_calls") };
-      // Only the call right after this tool's result is answered; a message injected meanwhile goes to the model.
-      const next = request.messages.at(-1);
-      if (next?.role !== "tool" || next.toolCallId !== call.id) return undefined;
-      const text = textOf(next.content).trim();
-      return { response: answer(assistantMessage(text || `${name} finished without text.`), "stop") };
+    beforeIteration(ctx: HookContext) {
+      return ctx.iteration === 1 ? { response: answer(assistantMessage("", [call]), "tool_calls") } : undefined;
     },
   };
 }

@@ -9,6 +9,7 @@ import type { AgentConfig } from "./schema-agents.js";
 const NOTES: Array<{ keys: Array<keyof AgentConfig>; reason: string }> = [
   { keys: ["shortName", "icon", "iconDark", "starterMessages"], reason: "display fields of the Go web UI; nanobot's faces do not show them" },
   { keys: ["mimeTypes"], reason: "has no effect (the Go nanobot does not use it either); attachments are accepted by type as usual" },
+  { keys: ["resources"], reason: "Go lists them to its own web UI's agent session; nanobot's faces do not (an agent's MCP servers' resources are read through their tools)" },
   { keys: ["aliases", "cost", "speed", "intelligence"], reason: "Go's sampling model-selection hints; nanobot picks the sampling agent by name hint only" },
   { keys: ["toolOutputMaxLines", "toolOutputMaxBytes", "disableToolTruncation"], reason: "not used: tool output is cut at 50 KiB (a tool can opt out with the ai.nanobot.meta/skip-truncation _meta)" },
 ];

@@ -27,6 +27,21 @@ export interface InterpolateOptions {
   env: Env;
   file: string;
   declared?: DeclaredEnv;
+  /**
+   * Receives a warning for each Go `${expression}` (not a plain name) in a key that is
+   * substituted here: Go would evaluate it as JavaScript, nanobot keeps it as literal text.
+   */
+  literalExpressions?: string[];
+}
+
+/** `${…}` bodies in `value` that are expressions, not names (`$${…}` is a literal and skipped). */
+function expressionsIn(value: string): string[] {
+  const out: string[] = [];
+  for (const m of value.matchAll(/(\$?)\$\{([^{}]*)\}/g)) {
+    const body = m[2]!.trim();
+    if (!m[1] && body && !/^[A-Za-z_][A-Za-z0-9_]*(:?-[^}]*)?$/.test(body)) out.push(body);
+  }
+  return out;
 }
 
 /** Collects defaults from a normalised `env:` section (string entries are descriptions). */
@@ -64,7 +79,14 @@ export function interpolateConfig(doc: PlainObject, opts: InterpolateOptions): P
 }
 
 function walk(value: unknown, path: string[], opts: InterpolateOptions): unknown {
-  if (typeof value === "string") return interpolateString(value, formatPath(path), opts);
+  if (typeof value === "string") {
+    for (const expr of opts.literalExpressions ? expressionsIn(value) : []) {
+      opts.literalExpressions?.push(
+        `${formatPath(path)}: \${${expr}} is a Go expression; nanobot (TS) evaluates expressions only in instructions, publish.introduction and prompts templates, so here it stays literal text (use \${NAME} or \${NAME:-default})`,
+      );
+    }
+    return interpolateString(value, formatPath(path), opts);
+  }
   if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, String(i)], opts));
   if (isPlainObject(value)) {
     const out: PlainObject = {};

@@ -47,8 +47,9 @@ export interface Resolved {
 export function prepareDocument(raw: PlainObject, file: string, env: Env): { doc: PlainObject; declared: DeclaredEnv; warnings: string[] } {
   const normalized = normalizeConfig(raw);
   const declared = declaredEnv(normalized.value.env);
-  const doc = interpolateConfig(normalized.value, { env, file, declared });
-  return { doc, declared, warnings: normalized.warnings.map((w) => `${file}: ${w}`) };
+  const literal: string[] = [];
+  const doc = interpolateConfig(normalized.value, { env, file, declared, literalExpressions: literal });
+  return { doc, declared, warnings: [...normalized.warnings, ...literal].map((w) => `${file}: ${w}`) };
 }
 
 /** Resolves an already-prepared document (see `prepareDocument`). Throws ConfigError. */

@@ -24,12 +24,15 @@ type MaybePromise<T> = T | Promise<T>;
  * replace the tools the run can execute from this round on (a Go `config` hook that changed
  * the agent's tools; the request's `tools` should then describe the same set), or the model
  * that answers from this round on (a Go `config` hook that changed the agent's model).
+ * `refusedTools` names tools a call to which is refused with that reason instead of "not
+ * found" from this round on (tools the new tool set leaves out).
  */
 export interface BeforeIterationResult {
   request?: LLMRequest;
   response?: ModelResponse;
   tools?: readonly Tool[];
   model?: LanguageModel;
+  refusedTools?: Readonly<Record<string, string>>;
 }
 
 /** What `beforeToolCall` may do: block the call (the reason goes to the model) or rewrite its arguments. */

@@ -2,13 +2,15 @@
  * Go nanobot dynamic text: agent `instructions`, `publish.introduction` and top-level `prompts`
  * templates. A string is expanded at turn time (`${VAR}` from the environment and `env:`
  * defaults, `${nanobot:time}`, `${servers.<name>.instructions}` from that MCP server's
- * initialize result, a template's own arguments); `{mcpServer, prompt, args}` is an MCP
+ * initialize result, a template's own arguments, and any other `${…}` as a JavaScript
+ * expression over those, as Go evaluates it: go-expression.ts); `{mcpServer, prompt, args}` is an MCP
  * prompt whose text becomes the result (fetched each turn, so a server can change the system
  * prompt without a restart). A reference that resolves to nothing is an error naming it, as in
  * Go: a system prompt with a hole in it fails loudly instead of reaching the model.
  */
 import { ConfigError } from "../core/errors.js";
 import type { McpClientManager } from "./manager.js";
+import { evaluateGoExpression, isPlainReference } from "./go-expression.js";
 import { formatGoLayout } from "./go-time-layout.js";
 import type { WallClock } from "./go-time-layout.js";
 import { promptText } from "./result-mapping.js";
@@ -118,6 +120,13 @@ function lookupEnv(name: string, ctx: ExpandContext): string | undefined {
   return ctx.envDefaults?.[name];
 }
 
+/** Go's `servers` global: every configured server, with "" for one that gave no instructions. */
+function expressionServers(ctx: ExpandContext): Record<string, { instructions: string }> {
+  const out: Record<string, { instructions: string }> = {};
+  for (const name of ctx.serverNames ?? []) out[name] = { instructions: ctx.serverInstructions?.(name) ?? "" };
+  return out;
+}
+
 function resolveExpression(raw: string, ctx: ExpandContext): string {
   const expr = raw.trim();
   if (expr === "nanobot:time") return nanobotTime(ctx.now?.() ?? new Date(), lookupEnv("TZ", ctx), lookupEnv("TIME_FORMAT", ctx));
@@ -131,6 +140,7 @@ function resolveExpression(raw: string, ctx: ExpandContext): string {
     // A configured server that did not connect has no instructions; Go gives "" too.
     return ctx.serverInstructions?.(name) ?? "";
   }
+  if (!isPlainReference(expr)) return evaluateGoExpression(expr, { servers: expressionServers(ctx), ...(ctx.vars ? { vars: ctx.vars } : {}) }, ctx.where);
   const fallback = /^([A-Za-z_][A-Za-z0-9_-]*):?-(.*)$/s.exec(expr);
   const name = fallback ? fallback[1]! : expr;
   const value = lookupEnv(name, ctx);

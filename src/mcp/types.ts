@@ -69,7 +69,7 @@ export interface SamplingResponse {
   stopReason?: "endTurn" | "stopSequence" | "maxTokens" | (string & {});
 }
 
-/** Answers sampling requests (the lead wires it to the hinted agent or the default model, no tools). */
+/** Answers sampling requests (the host runs the hinted agent with its tools, else the default model with none). */
 export type SamplingHandler = (request: SamplingRequest, signal: AbortSignal) => Promise<SamplingResponse>;
 
 /** An `elicitation/create` request from a server. */

@@ -92,18 +92,29 @@ export function resolveActionTool(name: string, tools: readonly Pick<Tool, "name
 }
 
 /**
- * The user message a prompt action stands for. A named prompt must be one of the agent's (its
- * prompt tool is among `tools`), as Go looks it up among the agent's servers only.
+ * The user message a prompt action stands for. A named prompt must be one of the agent's, as Go
+ * looks it up among the agent's servers and its `prompts` list only: a server the agent is
+ * offered tools of, or a `prompts` entry (`server`, `server/prompt`, `server/prompt:alias`).
  */
 export async function expandPromptAction(
   action: Extract<UiAction, { type: "prompt" }>,
   manager: () => Promise<McpClientManager>,
   tools: readonly Pick<Tool, "name">[],
   signal?: AbortSignal,
+  promptRefs: readonly string[] = [],
 ): Promise<string> {
   if ("prompt" in action) return action.prompt;
   if ("renderedText" in action) return action.renderedText;
   const mcp = await manager();
+  // The agent's own `prompts` list first: an alias names the prompt it stands for.
+  for (const raw of promptRefs) {
+    const r = parseToolRef(raw);
+    const name = r.alias !== undefined ? (r.alias === action.promptName ? r.tool : undefined) : r.tool === undefined || r.tool === action.promptName ? action.promptName : undefined;
+    if (name === undefined || !mcp.connection(r.server)?.listing.prompts.some((p) => p.name === name)) continue;
+    const text = promptText(await mcp.getPrompt(r.server, name, action.params, signal));
+    if (text.trim() === "") throw new Error(`MCP-UI prompt action: prompt "${action.promptName}" has no text`);
+    return text;
+  }
   const offered = new Set(tools.map((t) => t.name));
   // The agent's servers: those it is offered anything of (a Go-style config offers no prompt tools).
   const servers = new Set(mcp.toolEntries().filter((e) => offered.has(e.tool.name)).map((e) => e.server));

@@ -175,6 +175,35 @@ describe("config hooks", () => {
   );
 
   it(
+    "a tool a later round's config hook takes away (or denies) is refused to the model as not allowed, naming why, not as an unknown tool",
+    async () => {
+      const config = await writeConfig({ tools: ["exec", "hooks/lookup"], hooks: { config: ["hooks/config_later_restrict"] } });
+      fake.enqueue(
+        { toolCalls: [{ id: "call_1", name: "lookup", arguments: {} }] },
+        {
+          toolCalls: [
+            { id: "call_2", name: "lookup", arguments: {} },
+            { id: "call_3", name: "exec", arguments: { command: "echo pwned" } },
+          ],
+        },
+        { text: "understood" },
+      );
+      const r = await nanobot(config, "go");
+      expect(reply(r).content).toBe("understood");
+      expect(offered(0)).toEqual(["exec", "lookup"]);
+      expect(offered(1)).toEqual([]);
+      const results = body(2).messages.filter((m) => m.role === "tool");
+      const textOf = (id: string): string => JSON.stringify(results.find((m) => m.tool_call_id === id)?.content);
+      expect(textOf("call_1")).toContain("found it");
+      expect(textOf("call_2")).toContain("'lookup' is not allowed: the agent's config hook (hooks.config) removed it");
+      expect(textOf("call_3")).toContain("the agent's permissions do not allow 'exec' (bash: deny)");
+      for (const id of ["call_2", "call_3"]) expect(textOf(id)).not.toContain("not found");
+      expect(textOf("call_3")).not.toContain("pwned");
+    },
+    TIMEOUT,
+  );
+
+  it(
     "feed the built-in nanobot.system/config, which maps the permissions they set to tools",
     async () => {
       const config = await writeConfig({ tools: ["read_file", "exec"], hooks: { config: ["hooks/config_deny_bash"] } });

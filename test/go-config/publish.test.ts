@@ -116,7 +116,7 @@ describe("publish as the Go nanobot", () => {
     client = new Client({ name: "go-publish-test", version: "1.0.0" });
     await client.connect(transport);
     await expectGoPublish(client);
-  });
+  }, 60_000);
 
   it("a single-server proxy (publish.mcpServers: [one], nothing else) answers as that server", async () => {
     p = await project();
@@ -159,5 +159,35 @@ describe("publish as the Go nanobot", () => {
       client = undefined;
       await assistant.close();
     }
-  });
+  }, 60_000);
+});
+
+describe("publish.tools naming agents and aliases, as Go names them", () => {
+  it("an agent in publish.tools is published as chat-with-<agent> (or its :alias); server tools keep their MCP names or alias", async () => {
+    p = await project();
+    const config = publishConfig();
+    (config.publish as Record<string, unknown>).tools = ["store/catalog:search_catalog", "helper", "shopper/chat-with-shopper:ask_shopper", "store/medium"];
+    const file = await p.write("nanobot.yaml", config);
+    const env = { HOME: p.root, NANOBOT_HOME: p.home, PATH: process.env.PATH ?? "" };
+    const loaded = await loadConfig({ configPath: file, env, cwd: p.root });
+    const runtime = new Runtime({ config: loaded.config, home: loaded.home, env });
+    const assistant = await startAssistantGateway(runtime, { port: 0 });
+    try {
+      client = new Client({ name: "go-publish-names", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${assistant.gateway.server.url}/mcp`)));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(["chat-with-shopper", "chat-with-helper", "ask_shopper", "search_catalog", "medium"]));
+      expect(names).not.toContain("helper");
+      fake.enqueue({ text: "Helper here." });
+      expect(text(await client.callTool({ name: "chat-with-helper", arguments: { prompt: "hi" } }))).toBe("Helper here.");
+      expect(JSON.stringify((fake.requests.at(-1)?.body as { messages: unknown[] }).messages[0])).toContain("Helps.");
+      fake.enqueue({ text: "Shopper here." });
+      expect(text(await client.callTool({ name: "ask_shopper", arguments: { prompt: "hi" } }))).toBe("Shopper here.");
+      expect(JSON.stringify((fake.requests.at(-1)?.body as { messages: unknown[] }).messages[0])).toContain("You help shoppers.");
+    } finally {
+      await client?.close().catch(() => undefined);
+      client = undefined;
+      await assistant.close();
+    }
+  }, 60_000);
 });

@@ -69,9 +69,31 @@ function firstUrl(list: string): string | undefined {
   return undefined;
 }
 
-/** The frame for one resource, or undefined for a kind this page does not render (remote-dom). */
-export function uiResourceElement(resource: UiResourceView, onAction: UiActionHandler): HTMLElement | undefined {
+/** Why a resource shows as a placeholder, or undefined when it renders in a frame. */
+function unsupportedReason(mime: string, content: string): string | undefined {
+  if (mime.startsWith("text/html")) return undefined;
+  if (mime.startsWith("text/uri-list")) return firstUrl(content) ? undefined : "its URL list has no http(s) URL to show";
+  if (mime.startsWith("application/vnd.mcp-ui.remote-dom")) {
+    return `this UI kind is not supported: remote-dom components (${mime}) are not rendered by this web UI (the tool's text result is in the call above)`;
+  }
+  return `this UI kind is not supported: ${mime || "no mime type"} (this web UI renders text/html and text/uri-list)`;
+}
+
+/** A visible note in place of a resource this page does not render. */
+function placeholder(resource: UiResourceView, reason: string): HTMLElement {
+  const box = document.createElement("div");
+  box.className = "ui-resource-unsupported";
+  box.dataset.testid = "ui-unsupported";
+  box.dataset.uri = resource.uri;
+  box.textContent = `MCP-UI ${resource.uri}: ${reason}.`;
+  return box;
+}
+
+/** The frame for one resource, or a placeholder saying why a kind is not rendered (remote-dom). */
+export function uiResourceElement(resource: UiResourceView, onAction: UiActionHandler): HTMLElement {
   const mime = resource.mimeType.toLowerCase();
+  const reason = unsupportedReason(mime, resource.content);
+  if (reason !== undefined) return placeholder(resource, reason);
   const frame = document.createElement("iframe");
   frame.setAttribute("sandbox", "allow-scripts");
   frame.setAttribute("referrerpolicy", "no-referrer");
@@ -81,11 +103,7 @@ export function uiResourceElement(resource: UiResourceView, onAction: UiActionHa
   frame.dataset.uri = resource.uri;
   frame.style.height = `${DEFAULT_HEIGHT}px`;
   if (mime.startsWith("text/html")) frame.srcdoc = resource.content;
-  else if (mime.startsWith("text/uri-list")) {
-    const url = firstUrl(resource.content);
-    if (!url) return undefined;
-    frame.src = url;
-  } else return undefined;
+  else frame.src = firstUrl(resource.content) ?? "about:blank";
   if (!listening) {
     window.addEventListener("message", onMessage);
     listening = true;

@@ -119,7 +119,6 @@ export class TurnView {
     let after: Element | null = box;
     for (const resource of ui) {
       const frame = uiResourceElement(resource, uiActions);
-      if (!frame) continue;
       if (after) after.after(frame);
       else this.root.append(frame);
       after = frame;

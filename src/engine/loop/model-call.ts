@@ -162,7 +162,7 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
     "beforeIteration",
     (h) => h.beforeIteration?.(ctx, request),
     (value) => {
-      const v = value as { request?: LLMRequest; response?: ModelResponse; tools?: readonly Tool[]; model?: LanguageModel };
+      const v = value as { request?: LLMRequest; response?: ModelResponse; tools?: readonly Tool[]; model?: LanguageModel; refusedTools?: Readonly<Record<string, string>> };
       if (v.request) request = v.request;
       if (v.model) state.model = v.model;
       if (v.response && !shortCircuit) shortCircuit = v.response;
@@ -170,6 +170,7 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
         state.registry = new ToolRegistry(v.tools);
         state.toolDefs = state.registry.definitions();
       }
+      if (v.refusedTools) state.refused = { ...state.refused, ...v.refusedTools };
     },
   );
   let response = shortCircuit ?? (await streamModel(state, request));

@@ -55,6 +55,7 @@ function createState(spec: AgentSpec, signal: AbortSignal | undefined, stream: A
     },
     registry,
     toolDefs: registry.definitions(),
+    refused: spec.refusedTools,
     hooks: new HookRunner(hooks, warnEvent, clock, spec.hookTimeoutMs ?? ENGINE_DEFAULTS.hookTimeoutMs),
     estimator: spec.estimator ?? sharedTokenEstimator(model.model),
     clock,
@@ -86,7 +87,7 @@ async function runToolRound(state: RunState, assistant: AssistantMessage, calls:
   await checkpoint(state, "awaiting_tools", { assistant, completedResults: [], pendingToolCalls: calls });
   const outcome = await executeToolRound(calls, {
     registry: state.registry,
-    ...(state.spec.refusedTools ? { refused: state.spec.refusedTools } : {}),
+    ...(state.refused ? { refused: state.refused } : {}),
     guard: state.guard,
     hooks: state.hooks,
     hookContext: hookContext(state),

@@ -31,6 +31,8 @@ export interface RunState {
   /** Replaced when a hook changes the agent's tools between rounds. */
   registry: ToolRegistry;
   toolDefs: ToolDefinition[];
+  /** Tool names refused with a reason instead of "not found"; a hook may add to them between rounds. */
+  refused: Readonly<Record<string, string>> | undefined;
   readonly hooks: HookRunner;
   readonly estimator: TokenEstimator;
   readonly clock: Clock;

@@ -4,7 +4,7 @@
  * assistant (`nanobot`).
  */
 import type { NanobotConfig } from "../../config/index.js";
-import { fitToolName } from "../../mcp/names.js";
+import { fitToolName, parseToolRef } from "../../mcp/names.js";
 import { publishesServerItems } from "./published-mcp.js";
 
 export interface PublishedAgent {
@@ -24,11 +24,22 @@ export function chatToolName(agent: string): string {
 
 export function publishedAgents(config: NanobotConfig): PublishedAgent[] {
   const names = publishedAgentNames(config);
-  return [...new Set(names)].map((agent) => ({
+  const out: PublishedAgent[] = [...new Set(names)].map((agent) => ({
     agent,
     toolName: chatToolName(agent),
     description: describe(config, agent),
   }));
+  // `publish.tools` may name an agent as Go does (`agent`, `agent/chat-with-agent`, with
+  // `:alias`): Go lists an agent as a server whose one tool is `chat-with-<agent>`.
+  for (const raw of config.publish.tools ?? []) {
+    const ref = parseToolRef(raw);
+    if (config.agents.named[ref.server] === undefined) continue;
+    if (ref.tool !== undefined && ref.tool !== "*" && ref.tool !== `chat-with-${ref.server}`) continue;
+    const toolName = ref.alias ? fitToolName(ref.alias) : chatToolName(ref.server);
+    if (out.some((a) => a.toolName === toolName)) continue;
+    out.push({ agent: ref.server, toolName, description: describe(config, ref.server) });
+  }
+  return out;
 }
 
 /**

@@ -31,6 +31,7 @@ const HOOKS = [
   "config_add_server",
   "config_later_lookup",
   "config_later_model",
+  "config_later_restrict",
   "chain_a",
   "chain_b",
   "fail",
@@ -113,6 +114,14 @@ async function handle(name: string, args: Payload): Promise<CallToolResult> {
       const agent = agentOf(args);
       const hooks = { ...((agent.hooks as Payload | undefined) ?? {}), response: ["hooks/response_rewrite"] };
       return json({ ...args, agent: { ...agent, model: "custom/other-model", temperature: 0.3, maxTokens: 777, hooks } });
+    }
+    case "config_later_restrict": {
+      // From the turn's second round: `lookup` is gone from the tools and bash is denied.
+      configCalls++;
+      if (configCalls < 2) return text("no change yet");
+      const agent = agentOf(args);
+      const tools = ((agent.tools as string[] | undefined) ?? []).filter((t) => !t.endsWith("/lookup"));
+      return json({ ...args, agent: { ...agent, tools, permissions: { bash: "deny" } } });
     }
     case "chain_a":
     case "chain_b": {

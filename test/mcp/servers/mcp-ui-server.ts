@@ -1,7 +1,8 @@
 /**
  * A small shop as a stdio MCP server that answers with MCP-UI resources: `show_cart` returns a
  * `ui://shop/cart` HTML page whose buttons post MCP-UI actions (`tool`, `prompt`, `link`) to
- * the host and show the host's response; `add_item` changes the cart; `recipe` is a prompt.
+ * the host and show the host's response; `show_widget` returns a remote-dom component
+ * (`application/vnd.mcp-ui.remote-dom+javascript`); `add_item` changes the cart; `recipe` is a prompt.
  * The cart lives in this process, so a test can see that a tool really ran. Run with
  * `node --import tsx`.
  */
@@ -50,6 +51,7 @@ const anyObject = { type: "object" as const, properties: {}, additionalPropertie
 
 const TOOLS = [
   { name: "show_cart", description: "Shows the shopping cart as an interactive page", inputSchema: anyObject },
+  { name: "show_widget", description: "Shows the cart as a remote-dom component", inputSchema: anyObject },
   {
     name: "add_item",
     description: "Adds an item to the cart",
@@ -63,6 +65,15 @@ function handle(name: string, args: Record<string, unknown>): CallToolResult {
       content: [
         { type: "text", text: `The cart has ${cart.length} item(s).` },
         { type: "resource", resource: { uri: "ui://shop/cart", mimeType: "text/html", text: cartPage() } },
+      ],
+    };
+  }
+  if (name === "show_widget") {
+    const script = "const p = document.createElement('ui-text'); p.textContent = 'cart widget'; root.appendChild(p);";
+    return {
+      content: [
+        { type: "text", text: "The cart widget." },
+        { type: "resource", resource: { uri: "ui://shop/widget", mimeType: "application/vnd.mcp-ui.remote-dom+javascript; framework=react", text: script } },
       ],
     };
   }
