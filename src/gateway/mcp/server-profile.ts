@@ -36,7 +36,8 @@ import type {
   ServerRequest,
   Tool as McpToolDefinition,
 } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage } from "../../core/errors.js";
+import { mcpErrorText } from "../../mcp/error-text.js";
+import { sendBareErrors } from "./wire-errors.js";
 
 export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -146,6 +147,7 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
     { name: profile.name, version: profile.version },
     { capabilities: capabilitiesOf(profile), ...(profile.instructions ? { instructions: profile.instructions } : {}) },
   );
+  sendBareErrors(server);
   const scopeOf = (extra: HandlerExtra): CallScope => {
     const close = options.closeRequestStream;
     const closeStream = extra.closeSSEStream ?? (close ? () => close(extra.requestId) : undefined);
@@ -167,7 +169,7 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
       return await tool.call(request.params.arguments ?? {}, scopeOf(extra));
     } catch (err) {
       // A failing tool is a tool error the caller can read, not a protocol error.
-      return { isError: true, content: [{ type: "text", text: errorMessage(err) }] };
+      return { isError: true, content: [{ type: "text", text: mcpErrorText(err) }] };
     }
   });
 
