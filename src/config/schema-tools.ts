@@ -23,7 +23,7 @@ export const mcpServerSchema = z
     type: oneOf(MCP_TRANSPORTS)
       .transform((t): "stdio" | "http" | "sse" => (t === "stdio" || t === "sse" ? t : "http"))
       .optional()
-      .describe("Inferred when omitted: command → stdio, url → http"),
+      .describe("Inferred when omitted: command → stdio; a url ending in /sse → sse; another url → http, falling back to sse on a 4xx"),
     command: str().optional(),
     args: stringArray().optional(),
     env: stringMap().optional(),

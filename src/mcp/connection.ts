@@ -28,7 +28,7 @@ import { listToolsPage } from "./lenient-tools.js";
 import { listAll } from "./paging.js";
 import { PausableTimer } from "./pausable-timer.js";
 import { isTransientTransportError } from "./transient.js";
-import { createTransport, expandVars } from "./transport.js";
+import { createTransport, detectTransportType, expandVars, shouldFallBackToSse } from "./transport.js";
 import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
 import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
@@ -203,8 +203,20 @@ export class McpConnection {
     }
   }
 
+  /** Connects over the detected transport; a URL without `type` that refuses Streamable HTTP gets SSE. */
   private async open(): Promise<Client> {
-    const built = createTransport(this.name, this.spec, this.options.env);
+    const type = detectTransportType(this.spec);
+    try {
+      return await this.openOver(type);
+    } catch (err) {
+      if (this.closed || !shouldFallBackToSse(this.spec, type, err)) throw err;
+      this.options.log?.("info", "MCP server refused Streamable HTTP, trying SSE", { server: this.name, error: errorMessage(err) });
+      return this.openOver("sse");
+    }
+  }
+
+  private async openOver(type: McpTransportType): Promise<Client> {
+    const built = createTransport(this.name, this.spec, this.options.env, type);
     const client = new Client(
       { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
       { capabilities: clientCapabilities(this.options) },

@@ -86,8 +86,8 @@ describe("a Go nanobot nanobot.yaml loads unmodified", () => {
     expect(config.agents.named.comparer?.instructions).toEqual({ mcpServer: "prompts", prompt: "compare", args: { style: "terse" } });
     // A JSON Schema inside the config keeps its property names.
     expect(config.agents.named.comparer?.output?.schema).toMatchObject({ required: ["winner_id", "reason"] });
+    // No `type`: the MCP host picks the transport from the URL (Streamable HTTP, SSE fallback).
     expect(config.mcpServers.store).toEqual({
-      type: "http",
       url: "https://allbirds.com/api/mcp", // ${SHOP_DOMAIN} from the env section's default
       headers: { "X-Shop-Trace": "none" }, // ${TRACE_HEADER:-none}
     });
