@@ -53,6 +53,15 @@ export const mcpServerSchema = z
 
 export const mcpServersSchema = z.record(z.string(), mcpServerSchema);
 
+/** How nanobot behaves as an MCP host, across all servers. */
+export const mcpHostSchema = z.strictObject({
+  elicitation: oneOf(["decline", "defaults"] as const)
+    .default("decline")
+    .describe(
+      "A server's question when nobody can answer it (agent -m, chat channels, cron): decline, or accept with the form's defaults when every required field has one",
+    ),
+});
+
 export const execToolSchema = z.strictObject({
   enable: bool().default(true),
   timeout: positiveInt().default(60).describe("Seconds"),
