@@ -158,3 +158,38 @@ describe("a turn that calls one of the client's own tools (streaming)", () => {
     fx!.fake.assertDone();
   });
 });
+
+describe("the AI SDK (ai + @ai-sdk/openai) runs its own tool through nanobot", () => {
+  it("generateText: the model calls the SDK's tool, the SDK runs it and sends the result, nanobot answers", async () => {
+    await start();
+    const { generateText, stepCountIs, tool, jsonSchema } = await import("ai");
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    fx!.fake.enqueue(
+      { toolCalls: [{ id: "call_ai1", name: "get_weather", arguments: { city: "Rome" } }] },
+      { text: "Rome is warm: 28 °C." },
+    );
+    const cities: string[] = [];
+    const provider = createOpenAI({ baseURL: `${fx!.url}/v1`, apiKey: KEY, headers: { "x-session-id": "ai-sdk-1" } });
+    const result = await generateText({
+      model: provider.chat("nanobot"),
+      prompt: "How warm is it in Rome?",
+      tools: {
+        get_weather: tool({
+          description: "The weather in a city.",
+          inputSchema: jsonSchema<{ city: string }>({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+          execute: ({ city }) => {
+            cities.push(city);
+            return Promise.resolve(`${city}: 28 °C`);
+          },
+        }),
+      },
+      stopWhen: stepCountIs(3),
+    });
+    expect(cities).toEqual(["Rome"]);
+    expect(result.text).toBe("Rome is warm: 28 °C.");
+    expect(result.steps.map((s) => s.finishReason)).toEqual(["tool-calls", "stop"]);
+    expect(sent(1).messages.filter((m) => m.role === "user")).toHaveLength(1);
+    expect(JSON.stringify(sent(1).messages.at(-1))).toContain("Rome: 28");
+    fx!.fake.assertDone();
+  });
+});
