@@ -92,7 +92,7 @@ describe("a turn that calls one of the client's own tools (non-streaming)", () =
     fx!.fake.enqueue({ toolCalls: [{ id: "call_r1", name: "read_file", arguments: { path: "/etc/hostname" } }] });
     const res = await api.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "read it" }], tools: [mine], ...SESSION });
     expect(res.choices[0]?.finish_reason).toBe("tool_calls");
-    expect(res.choices[0]?.message.tool_calls?.[0]?.function.name).toBe("read_file");
+    expect(res.choices[0]?.message.tool_calls?.[0]).toMatchObject({ type: "function", function: { name: "read_file" } });
     const readFiles = (sent(0).tools ?? []).filter((t) => t.function.name === "read_file");
     expect(readFiles.map((t) => t.function.description)).toEqual(["Reads a file on the client's machine."]);
     fx!.fake.assertDone();
