@@ -7,7 +7,8 @@ import type { NanobotConfig } from "./schema.js";
 import type { AgentConfig } from "./schema-agents.js";
 
 const NOTES: Array<{ keys: Array<keyof AgentConfig>; reason: string }> = [
-  { keys: ["shortName", "icon", "iconDark", "starterMessages"], reason: "display fields of the Go web UI; nanobot's faces do not show them" },
+  // starterMessages are honoured: the MCP server publishes them as prompts (src/gateway/mcp/starter-prompts.ts).
+  { keys: ["shortName", "icon", "iconDark"], reason: "display fields of the Go web UI; nanobot's faces do not show them" },
   { keys: ["mimeTypes"], reason: "has no effect (the Go nanobot does not use it either); attachments are accepted by type as usual" },
   { keys: ["aliases", "cost", "speed", "intelligence"], reason: "Go's sampling model-selection hints; nanobot picks the sampling agent by name hint only" },
   { keys: ["toolOutputMaxLines", "toolOutputMaxBytes", "disableToolTruncation"], reason: "not used: tool output is cut at 50 KiB (a tool can opt out with the ai.nanobot.meta/skip-truncation _meta)" },
