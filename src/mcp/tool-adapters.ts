@@ -4,7 +4,7 @@
  * result the model can react to; only an abort is thrown.
  */
 import type { Prompt, Resource, ResourceTemplate, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { AbortedError, errorMessage } from "../core/errors.js";
+import { AbortedError } from "../core/errors.js";
 import { mcpErrorText } from "./error-text.js";
 import type { JsonSchema } from "../core/llm.js";
 import type { Tool, ToolContext, ToolOutput } from "../tools/tool.js";
