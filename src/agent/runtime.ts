@@ -117,7 +117,10 @@ export class Runtime {
     this.env = options.env ?? process.env;
     this.logger = options.logger ?? silentLogger;
     this.workspace = options.config.agents.defaults.workspace;
-    this.elicitation = new ElicitationRouter({ log: (level, msg, data) => this.logger[level](msg, data) });
+    this.elicitation = new ElicitationRouter({
+      unattended: options.config.mcp.elicitation,
+      log: (level, msg, data) => this.logger[level](msg, data),
+    });
     this.registry = createProviderRegistry({
       providers: options.config.providers,
       llmProviders: options.config.llmProviders,

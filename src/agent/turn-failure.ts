@@ -37,7 +37,8 @@ export async function settleThrownTurn(runtime: Runtime, turn: ThrownTurn): Prom
       if (info?.status === "pending") await closeThrownTurn(store, turn.turnId, turn.stopped && !isAbortError(turn.error) ? new AbortedError("stopped", { cause: turn.error }) : turn.error);
       return;
     }
-    if (turn.stopped || parseCommand(requestText(turn.request)) !== undefined) return;
+    // Commands never enter the history; a resumed turn's results were stored by the store, or refused.
+    if (turn.stopped || turn.request.toolResults || parseCommand(requestText(turn.request)) !== undefined) return;
     const defaults = runtime.config.agents.defaults;
     const profile = { contextWindow: defaults.contextWindowTokens, maxTokens: defaults.maxTokens, modelRef: defaults.model ?? "" };
     const input = await prepareTurnInput(runtime, profile, turn.sessionKey, turn.request.content);
@@ -68,6 +69,7 @@ export function thrownTurnReply(sessionKey: string, error: unknown, extra: { tur
 export function turnErrorKind(error: unknown): TurnErrorKind {
   if (error instanceof ProviderError || hasCode(error, ["provider_error", "context_overflow"])) return "provider";
   if (error instanceof ConfigError || hasCode(error, ["config_error"])) return "config";
+  if (hasCode(error, ["unmatched_tool_result"])) return "request";
   return "internal";
 }
 

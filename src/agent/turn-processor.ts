@@ -6,7 +6,8 @@
 import { TurnObservers } from "./turn-observers.js";
 import { isAbortError } from "../core/errors.js";
 import type { AgentEvent } from "../core/events.js";
-import type { StopReason, Usage, UserContentPart } from "../core/messages.js";
+import type { ToolDefinition } from "../core/llm.js";
+import type { StopReason, ToolCallPart, Usage, UserContentPart } from "../core/messages.js";
 import type { SlotClock } from "./model-slot.js";
 import type { Runtime } from "./runtime.js";
 import { agentThread } from "./agent-thread.js";
@@ -23,6 +24,17 @@ export interface TurnRequest {
   channel?: string;
   senderId?: string;
   metadata?: Record<string, unknown>;
+  /**
+   * Tools the caller runs itself (the OpenAI API's `tools[]`, Go nanobot's external tools):
+   * offered beside the agent's own, winning a name clash. A call to one ends the turn with
+   * `external_tool` and the calls in `externalToolCalls`.
+   */
+  externalTools?: ToolDefinition[];
+  /**
+   * The caller's results for the calls a turn handed it: the run continues from them (no new
+   * user message; `content` is ignored). Each must answer a call still open in the session.
+   */
+  toolResults?: Array<{ toolCallId: string; content: string }>;
 }
 
 export interface TurnOptions {
@@ -35,9 +47,9 @@ export interface TurnOptions {
  * Why a turn failed, for faces that answer differently (the OpenAI API: 502 for the provider,
  * 500 for nanobot itself): the model provider failed, the configuration is broken (no model,
  * an unknown agent), or something else in nanobot failed (a stage threw: a store write, a
- * workspace file, a command).
+ * workspace file, a command), or the request itself was wrong (tool results that answer no open call).
  */
-export type TurnErrorKind = "provider" | "config" | "internal";
+export type TurnErrorKind = "provider" | "config" | "internal" | "request";
 
 export interface TurnReply {
   content: string;
@@ -56,6 +68,8 @@ export interface TurnReply {
   turnId?: string;
   /** Where the turn's time went; the gateway sends it as a `Server-Timing` header. */
   timings?: TurnTimings;
+  /** With stop reason `external_tool`: the calls the caller must run and answer (`toolResults`). */
+  externalToolCalls?: ToolCallPart[];
 }
 
 /** A turn's clock, ms: waiting for the concurrency gate, inside model calls, and per stage. */
@@ -98,6 +112,9 @@ export class DirectTurnProcessor implements TurnProcessor {
   }
 
   private async run(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
+    if (request.externalTools?.length || request.toolResults) {
+      return thrownTurnReply(request.sessionKey, new Error("external tools need the AgentLoop (the gateway); DirectTurnProcessor does not run them"));
+    }
     let turnId: string | undefined;
     try {
       const profile = await this.runtime.resolveAgent(request.agent);

@@ -7,11 +7,12 @@
 import { ModelSlot, type AcquireSlot } from "./model-slot.js";
 import type { AgentEvent } from "../core/events.js";
 import { errorMessage } from "../core/errors.js";
-import { systemMessage } from "../core/message-helpers.js";
+import { systemMessage, toolMessage } from "../core/message-helpers.js";
 import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
+import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { parseCommand } from "./commands/registry.js";
 import type { CommandHost } from "./commands/registry.js";
@@ -79,7 +80,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const store = runtime.store();
   const timer = new StageTimer(runtime.logger, sessionKey);
   const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-  const command = parseCommand(text);
+  // A resumed external-tool turn carries tool results, not a message: never a command.
+  const resuming = request.toolResults !== undefined;
+  const command = resuming ? undefined : parseCommand(text);
   const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
 
   const restored = await timer.stage("restore", async () => {
@@ -140,10 +143,10 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   // An MCP-UI prompt action becomes the prompt's text before it is stored (ui-action-turn.ts).
-  const content = await expandUiPrompt(runtime, profile.tools, request.content, job.signal, profile.config?.prompts);
-  const input = await prepareTurnInput(runtime, profile, sessionKey, content);
-  if (input.warning) job.onEvent?.({ type: "warning", message: input.warning });
-  const user = input.message;
+  const input = resuming
+    ? undefined
+    : await prepareTurnInput(runtime, profile, sessionKey, await expandUiPrompt(runtime, profile.tools, request.content, job.signal, profile.config?.prompts));
+  if (input?.warning) job.onEvent?.({ type: "warning", message: input.warning });
   let turnId = "";
   let contextTokens = 0;
   const onEvent = (event: AgentEvent): void => {
@@ -151,10 +154,21 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     job.onEvent?.(event);
   };
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
-    const turn = await store.beginTurn(sessionKey, user);
-    turnId = turn.turnId;
+    let opening: Message[];
+    if (input) {
+      const turn = await store.beginTurn(sessionKey, input.message);
+      turnId = turn.turnId;
+      opening = [input.message];
+    } else {
+      const results = (request.toolResults ?? []).map((r) => toolMessage(r.toolCallId, "", r.content));
+      const resumed = await store.resumeTurn(sessionKey, results);
+      turnId = resumed.handle.turnId;
+      opening = resumed.messages;
+    }
     job.onTurnBegun?.(turnId);
-    const extra = job.extraTools?.(profile) ?? [];
+    // The caller's own tools win a name clash with the agent's (and with turn-bound ones).
+    const external = (request.externalTools ?? []).map(externalTool);
+    const extra = [...(job.extraTools?.(profile) ?? []).filter((t) => !external.some((e) => e.name === t.name)), ...external];
     const replaced = new Set([...extra.map((t) => t.name), ...(job.withoutTools ?? [])]);
     const tools = [...profile.tools.filter((t) => !replaced.has(t.name)), ...extra];
     try {
@@ -162,7 +176,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
         turnId,
         sessionKey,
         profile: { ...profile, model: slot.wrap(profile.model) },
-        messages: [...messages, user],
+        messages: [...messages, ...opening],
         tools,
         signal: job.signal,
         onEvent,
@@ -199,7 +213,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     usage: result.usage,
     turnId,
     ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)), errorKind: turnErrorKind(result.error) } : {}),
-    ...(input.warning ? { warnings: [input.warning] } : {}),
+    ...(input?.warning ? { warnings: [input.warning] } : {}),
+    ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
   };
   return { reply, timings: timer.timings };
 }

@@ -7,7 +7,8 @@ import type { NanobotConfig } from "./schema.js";
 import type { AgentConfig } from "./schema-agents.js";
 
 const NOTES: Array<{ keys: Array<keyof AgentConfig>; reason: string }> = [
-  { keys: ["shortName", "icon", "iconDark", "starterMessages"], reason: "display fields of the Go web UI; nanobot's faces do not show them" },
+  // starterMessages are honoured: the MCP server publishes them as prompts (src/gateway/mcp/starter-prompts.ts).
+  { keys: ["shortName", "icon", "iconDark"], reason: "display fields of the Go web UI; nanobot's faces do not show them" },
   { keys: ["mimeTypes"], reason: "has no effect (the Go nanobot does not use it either); attachments are accepted by type as usual" },
   { keys: ["resources"], reason: "Go lists them to its own web UI's agent session; nanobot's faces do not (an agent's MCP servers' resources are read through their tools)" },
   { keys: ["aliases", "cost", "speed", "intelligence"], reason: "Go's sampling model-selection hints; nanobot picks the sampling agent by name hint only" },

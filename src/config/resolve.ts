@@ -123,13 +123,13 @@ function checkRequiredEnv(config: NanobotConfig, opts: ResolveOptions): void {
   );
 }
 
-/** Infers the transport and makes `cwd` absolute. */
+/**
+ * Infers stdio for a command and makes `cwd` absolute. A URL without `type` stays open: the
+ * MCP host picks SSE for a `/sse` path, else Streamable HTTP with a fallback to SSE.
+ */
 function finishServer(server: McpServerConfig, opts: ResolveOptions): McpServerConfig {
   const out: McpServerConfig = { ...server };
-  if (!out.type) {
-    if (out.command) out.type = "stdio";
-    else if (out.url) out.type = "http";
-  }
+  if (!out.type && out.command) out.type = "stdio";
   if (out.cwd) out.cwd = resolvePath(out.cwd, opts.baseDir, opts.env);
   return out;
 }

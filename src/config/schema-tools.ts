@@ -45,7 +45,7 @@ export const mcpServerSchema = z
     type: oneOf(MCP_TRANSPORTS)
       .transform((t): "stdio" | "http" | "sse" => (t === "stdio" || t === "sse" ? t : "http"))
       .optional()
-      .describe("Inferred when omitted: command → stdio, url → http"),
+      .describe("Inferred when omitted: command → stdio; a url ending in /sse → sse; another url → http, falling back to sse on a 4xx"),
     command: str().optional(),
     args: stringArray().optional(),
     env: stringMap().optional(),
@@ -75,6 +75,15 @@ export const mcpServerSchema = z
   .describe("An MCP server: a command to spawn (stdio) or a URL (Streamable HTTP / SSE)");
 
 export const mcpServersSchema = z.record(z.string(), mcpServerSchema);
+
+/** How nanobot behaves as an MCP host, across all servers. */
+export const mcpHostSchema = z.strictObject({
+  elicitation: oneOf(["decline", "defaults"] as const)
+    .default("decline")
+    .describe(
+      "A server's question when nobody can answer it (agent -m, chat channels, cron): decline, or accept with the form's defaults when every required field has one",
+    ),
+});
 
 export const execToolSchema = z.strictObject({
   enable: bool().default(true),

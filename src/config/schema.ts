@@ -8,7 +8,7 @@ import { agentsSchema, hooksSchema, inlinePromptSchema } from "./schema-agents.j
 import type { AgentConfig, AgentDefaults } from "./schema-agents.js";
 import { apiSchema, channelsSchema, envSchema, gatewaySchema, publishSchema, storeSchema } from "./schema-misc.js";
 import { llmProviderSchema, modelPresetSchema, providerSchema } from "./schema-providers.js";
-import { mcpServersSchema, toolsSchema } from "./schema-tools.js";
+import { mcpHostSchema, mcpServersSchema, toolsSchema } from "./schema-tools.js";
 import type { McpServerConfig, ToolsConfig } from "./schema-tools.js";
 
 export const configSchema = z
@@ -18,6 +18,7 @@ export const configSchema = z
     llmProviders: z.record(z.string(), llmProviderSchema).default({}),
     agents: agentsSchema.default(() => agentsSchema.parse({})),
     mcpServers: mcpServersSchema.default({}),
+    mcp: mcpHostSchema.default(() => mcpHostSchema.parse({})),
     tools: toolsSchema.default(() => toolsSchema.parse({})),
     channels: channelsSchema.default({}),
     gateway: gatewaySchema.default(() => gatewaySchema.parse({})),

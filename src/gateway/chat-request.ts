@@ -1,8 +1,12 @@
 /**
  * Parses an OpenAI Chat Completions request into what a turn needs: the agent, the session
- * and the new user input. The session holds the history, so only the last user message is new.
+ * and the new input. The session holds the history, so only the last user message is new; or,
+ * when the request ends with `tool` messages after the last assistant message, those are the
+ * client's results for its own tools and resume the turn that handed it the calls. The
+ * client's `tools[]` are offered to the model as external tools.
  */
 import { z } from "zod";
+import type { ToolDefinition } from "../core/llm.js";
 import type { UserContentPart } from "../core/messages.js";
 import { apiSessionKey } from "../session/keys.js";
 import { ApiError } from "./errors.js";
@@ -16,6 +20,16 @@ const contentPartSchema = z.looseObject({
 const messageSchema = z.looseObject({
   role: z.string(),
   content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
+  tool_call_id: z.string().optional(),
+});
+
+const toolSchema = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a function name of letters, digits, _ and - (at most 64)"),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
 });
 
 const requestSchema = z.looseObject({
@@ -24,6 +38,7 @@ const requestSchema = z.looseObject({
   stream: z.boolean().nullish(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
   session_id: z.string().min(1).max(200).nullish(),
+  tools: z.array(toolSchema).nullish(),
 });
 
 export interface ChatTurnInput {
@@ -32,6 +47,10 @@ export interface ChatTurnInput {
   includeUsage: boolean;
   sessionKey: string;
   content: string | UserContentPart[];
+  /** The client's own tools (`tools[]`), offered to the model beside the agent's. */
+  externalTools: ToolDefinition[];
+  /** The client's results for the calls it was handed: the turn resumes from them. */
+  toolResults?: Array<{ toolCallId: string; content: string }>;
 }
 
 export function parseChatRequest(body: unknown, sessionHeader: string | undefined): ChatTurnInput {
@@ -42,22 +61,45 @@ export function parseChatRequest(body: unknown, sessionHeader: string | undefine
     throw new ApiError(400, `Invalid request: ${param ?? "body"}: ${issue?.message ?? "malformed"}`, "invalid_request_error", null, param);
   }
   const req = parsed.data;
+  const sessionId = req.session_id ?? (sessionHeader?.trim() || undefined);
+  const base = {
+    model: req.model,
+    stream: req.stream === true,
+    includeUsage: req.stream_options?.include_usage === true,
+    sessionKey: apiSessionKey(sessionId),
+    externalTools: (req.tools ?? []).map(
+      (t): ToolDefinition => ({
+        name: t.function.name,
+        description: t.function.description ?? "",
+        parameters: (t.function.parameters as ToolDefinition["parameters"] | undefined) ?? { type: "object", properties: {} },
+      }),
+    ),
+  };
+  const toolResults = trailingToolResults(req.messages);
+  if (toolResults) return { ...base, content: "", toolResults };
   const last = [...req.messages].reverse().find((m) => m.role === "user");
   const content = last ? userContent(last.content) : undefined;
   if (!content || (typeof content === "string" && content.trim() === "") || (Array.isArray(content) && content.length === 0)) {
     throw new ApiError(400, "messages must contain a user message with content", "invalid_request_error", null, "messages");
   }
-  const sessionId = req.session_id ?? (sessionHeader?.trim() || undefined);
-  return {
-    model: req.model,
-    stream: req.stream === true,
-    includeUsage: req.stream_options?.include_usage === true,
-    sessionKey: apiSessionKey(sessionId),
-    content,
-  };
+  return { ...base, content };
 }
 
-type WireContent = z.output<typeof messageSchema>["content"];
+type WireMessage = z.output<typeof messageSchema>;
+
+/** The `tool` messages after the last assistant message, when the request ends with them. */
+function trailingToolResults(messages: readonly WireMessage[]): Array<{ toolCallId: string; content: string }> | undefined {
+  if (messages.at(-1)?.role !== "tool") return undefined;
+  const tail: WireMessage[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === "tool"; i--) tail.unshift(messages[i]!);
+  return tail.map((m, i) => {
+    if (!m.tool_call_id) throw new ApiError(400, "a tool message needs tool_call_id", "invalid_request_error", null, `messages.${messages.length - tail.length + i}.tool_call_id`);
+    const text = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("");
+    return { toolCallId: m.tool_call_id, content: text };
+  });
+}
+
+type WireContent = WireMessage["content"];
 
 /** A plain string stays a string; parts become text and image parts. */
 function userContent(content: WireContent): string | UserContentPart[] | undefined {

@@ -4,7 +4,7 @@
  * any OpenAI client parses them.
  */
 import { randomSuffix } from "../core/ids.js";
-import type { StopReason, Usage } from "../core/messages.js";
+import type { StopReason, ToolCallPart, Usage } from "../core/messages.js";
 
 export type OpenAIFinishReason = "stop" | "length" | "tool_calls" | "content_filter";
 
@@ -14,6 +14,17 @@ export interface OpenAIUsage {
   total_tokens: number;
 }
 
+/** A call of one of the client's own tools, handed back to it. */
+export interface OpenAIToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export function toOpenAIToolCalls(calls: readonly ToolCallPart[]): OpenAIToolCall[] {
+  return calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.rawArguments || JSON.stringify(c.arguments) } }));
+}
+
 export interface ChatCompletion {
   id: string;
   object: "chat.completion";
@@ -21,7 +32,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: 0;
-    message: { role: "assistant"; content: string; refusal: null };
+    message: { role: "assistant"; content: string | null; refusal: null; tool_calls?: OpenAIToolCall[] };
     logprobs: null;
     finish_reason: OpenAIFinishReason;
   }>;
@@ -37,7 +48,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: 0;
-    delta: { role?: "assistant"; content?: string; refusal?: null };
+    delta: { role?: "assistant"; content?: string; refusal?: null; tool_calls?: Array<OpenAIToolCall & { index: number }> };
     logprobs: null;
     finish_reason: OpenAIFinishReason | null;
   }>;
@@ -63,6 +74,7 @@ export function toOpenAIUsage(usage: Usage): OpenAIUsage {
 
 /** A turn that ran out of room or iterations was cut short: OpenAI calls that `length`. */
 export function finishReasonFor(stop: StopReason): OpenAIFinishReason {
+  if (stop === "external_tool") return "tool_calls";
   return stop === "length" || stop === "max_iterations" ? "length" : "stop";
 }
 
@@ -72,13 +84,23 @@ export interface CompletionMeta {
   model: string;
 }
 
-export function completionObject(meta: CompletionMeta, content: string, finish: OpenAIFinishReason, usage: Usage): ChatCompletion {
+export function completionObject(
+  meta: CompletionMeta,
+  content: string,
+  finish: OpenAIFinishReason,
+  usage: Usage,
+  toolCalls: readonly ToolCallPart[] = [],
+): ChatCompletion {
+  const message: ChatCompletion["choices"][number]["message"] =
+    toolCalls.length > 0
+      ? { role: "assistant", content: content === "" ? null : content, refusal: null, tool_calls: toOpenAIToolCalls(toolCalls) }
+      : { role: "assistant", content, refusal: null };
   return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: finish }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
     usage: toOpenAIUsage(usage),
   };
 }
@@ -97,6 +119,10 @@ function chunk(meta: CompletionMeta, delta: ChatCompletionChunk["choices"][numbe
 export const roleChunk = (meta: CompletionMeta): ChatCompletionChunk => chunk(meta, { role: "assistant", content: "", refusal: null }, null);
 
 export const contentChunk = (meta: CompletionMeta, content: string): ChatCompletionChunk => chunk(meta, { content }, null);
+
+/** The client's tool calls, whole, in one chunk (each with its `index`, as OpenAI streams them). */
+export const toolCallsChunk = (meta: CompletionMeta, calls: readonly ToolCallPart[]): ChatCompletionChunk =>
+  chunk(meta, { tool_calls: toOpenAIToolCalls(calls).map((c, index) => ({ index, ...c })) }, null);
 
 /** The last choice chunk: empty delta, the finish reason. */
 export const finishChunk = (meta: CompletionMeta, finish: OpenAIFinishReason): ChatCompletionChunk => chunk(meta, {}, finish);

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { SSEStreamingApi } from "hono/streaming";
-import type { TurnReply } from "../agent/turn-processor.js";
+import type { TurnReply, TurnRequest } from "../agent/turn-processor.js";
 import type { AgentEvent } from "../core/events.js";
 import type { ActiveTurns } from "./active-turns.js";
 import { parseChatRequest } from "./chat-request.js";
@@ -20,6 +20,7 @@ import {
   finishReasonFor,
   nowSeconds,
   roleChunk,
+  toolCallsChunk,
   usageChunk,
   withWarnings,
 } from "./openai-format.js";
@@ -60,12 +61,14 @@ export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
   return app;
 }
 
-function turnRequest(input: ChatTurnInput) {
+function turnRequest(input: ChatTurnInput): TurnRequest {
   return {
     sessionKey: input.sessionKey,
     content: input.content,
     agent: input.model === DEFAULT_AGENT ? undefined : input.model,
     channel: "api",
+    ...(input.externalTools.length > 0 ? { externalTools: input.externalTools } : {}),
+    ...(input.toolResults ? { toolResults: input.toolResults } : {}),
   };
 }
 
@@ -75,7 +78,8 @@ async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, i
   if (late) throw timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   throwIfFailed(reply);
   c.header("server-timing", serverTiming(reply.timings, performance.now() - started));
-  return c.json(withWarnings(completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage), warnings.of(reply)));
+  const body = completionObject(meta, reply.content, finishReasonFor(reply.stopReason), reply.usage, reply.externalToolCalls);
+  return c.json(withWarnings(body, warnings.of(reply)));
 }
 
 /**
@@ -89,6 +93,8 @@ function throwIfFailed(reply: TurnReply): void {
     switch (reply.errorKind) {
       case "config":
         throw new ApiError(500, `nanobot's configuration cannot run this turn: ${reason}`, "server_error", "configuration_error");
+      case "request":
+        throw new ApiError(400, `Invalid request: ${reason}`, "invalid_request_error", null, "messages");
       case "internal":
         throw new ApiError(500, `The turn failed inside nanobot, not at the model provider: ${reason}`, "server_error", "internal_error");
       default:
@@ -134,6 +140,8 @@ function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, inp
       throwIfFailed(reply);
       // Slash-command answers and setup help arrive without deltas: send them whole.
       if (streamed === "" && reply.content !== "") await send(contentChunk(meta, reply.content));
+      // The client's own tool calls go back whole, after any text the model said with them.
+      if (reply.externalToolCalls?.length) await send(toolCallsChunk(meta, reply.externalToolCalls));
       // Warnings ride on the last chunk before [DONE]: the usage chunk when asked for, else the finish chunk.
       const notes = warnings.of(reply);
       const finish = finishChunk(meta, finishReasonFor(reply.stopReason));

@@ -28,7 +28,7 @@ import { listToolsPage } from "./lenient-tools.js";
 import { listAll } from "./paging.js";
 import { PausableTimer } from "./pausable-timer.js";
 import { isTransientTransportError } from "./transient.js";
-import { createTransport, expandVars } from "./transport.js";
+import { createTransport, detectTransportType, expandVars, shouldFallBackToSse } from "./transport.js";
 import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
 import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
@@ -224,9 +224,21 @@ export class McpConnection {
     }
   }
 
-  private async open(authorizations = 0): Promise<Client> {
+  /** Connects over the detected transport; a URL without `type` that refuses Streamable HTTP gets SSE. */
+  private async open(): Promise<Client> {
+    const type = detectTransportType(this.spec);
+    try {
+      return await this.openOver(type);
+    } catch (err) {
+      if (this.closed || !shouldFallBackToSse(this.spec, type, err)) throw err;
+      this.options.log?.("info", "MCP server refused Streamable HTTP, trying SSE", { server: this.name, error: errorMessage(err) });
+      return this.openOver("sse");
+    }
+  }
+
+  private async openOver(type: McpTransportType, authorizations = 0): Promise<Client> {
     const oauth = await oauthProviderFor(this.name, this.spec, this.oauthStore, this.options);
-    const built = createTransport(this.name, this.spec, this.options.env, oauth, oauth?.fetch);
+    const built = createTransport(this.name, this.spec, this.options.env, type, oauth, oauth?.fetch);
     const client = new Client(
       { name: this.options.clientName ?? "nanobot", version: this.options.clientVersion ?? "0.1.0" },
       { capabilities: clientCapabilities(this.options) },
@@ -269,7 +281,7 @@ export class McpConnection {
       // The first request met a 401 and the login finished: exchange the code, then connect again.
       if (authorizations < MAX_AUTHORIZATIONS && authorizedSince(err, oauth)) {
         clearTimeout(timer);
-        return this.open(authorizations + 1);
+        return this.openOver(type, authorizations + 1);
       }
       const login = loginReason(err, this.name);
       if (login) throw new Error(login, { cause: err });

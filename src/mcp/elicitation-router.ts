@@ -4,15 +4,15 @@
  * which sessions have a tool call in flight on that server (`callers`); a face that can ask
  * (web UI, interactive CLI) registers an asker for its session while its turn runs.
  *
- * Always declining when nobody can ask is what the MCP spec allows a client that declared the
- * capability: `decline` is an ordinary answer every server must handle. We therefore always
- * advertise elicitation and decline when: no call is in flight, the caller's face cannot ask
- * (`agent -m`, chat channels, sub-agents), or calls of several sessions are in flight on the
- * server at once (we cannot tell whose request it is, and must not show one user's form to
- * another). The answer is checked against the schema again before it leaves.
+ * When nobody can be asked, `mcp.elicitation` decides: "decline" (the default; an ordinary
+ * answer every server must handle) or "defaults" (accept with the form's defaults when every
+ * required field has one, else decline). Nobody can be asked when: no call is in flight, the
+ * caller's face cannot ask (`agent -m`, chat channels, cron, sub-agents), or calls of several
+ * sessions are in flight on the server at once (we cannot tell whose request it is, and must
+ * not show one user's form to another). The answer is checked against the schema before it leaves.
  */
 import { errorMessage } from "../core/errors.js";
-import { describeProblems, validateElicitationContent } from "./elicitation-schema.js";
+import { defaultContent, describeProblems, validateElicitationContent } from "./elicitation-schema.js";
 import type { ElicitationRequest, ElicitationResponse, McpLogFn } from "./types.js";
 
 /** How long the user has to answer before the request is cancelled. */
@@ -24,8 +24,13 @@ export const ELICITATION_TIMEOUT_MS = 5 * 60 * 1000;
  */
 export type ElicitationAsker = (request: ElicitationRequest, signal: AbortSignal) => Promise<ElicitationResponse>;
 
+/** What to answer when nobody can be asked (`mcp.elicitation`). */
+export type UnattendedElicitation = "decline" | "defaults";
+
 export interface ElicitationRouterOptions {
   timeoutMs?: number;
+  /** Default "decline". */
+  unattended?: UnattendedElicitation;
   log?: McpLogFn;
 }
 
@@ -70,19 +75,14 @@ export class ElicitationRouter {
     const callers = [...new Set(request.callers ?? [])];
     const log = this.options.log;
     if (callers.length !== 1) {
-      log?.("info", "MCP elicitation declined", {
-        server: request.server,
+      return this.unattended(request, {
         reason: callers.length === 0 ? "no tool call of a session is in flight on this server" : "calls of several sessions are in flight",
       });
-      return DECLINE;
     }
     const sessionKey = callers[0] ?? "";
     // The newest registration wins: a session's latest turn is the one on screen.
     const registration = this.askers.get(sessionKey)?.at(-1);
-    if (!registration) {
-      log?.("info", "MCP elicitation declined", { server: request.server, sessionKey, reason: "this session's channel cannot ask" });
-      return DECLINE;
-    }
+    if (!registration) return this.unattended(request, { sessionKey, reason: "this session's channel cannot ask" });
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const combined = AbortSignal.any([signal, timeout, registration.ended.signal]);
     try {
@@ -94,6 +94,22 @@ export class ElicitationRouter {
       return CANCEL;
     }
   };
+
+  /** The answer when nobody can be asked: decline, or the form's defaults under "defaults". */
+  private unattended(request: ElicitationRequest, why: { reason: string; sessionKey?: string }): ElicitationResponse {
+    const log = this.options.log;
+    if (this.options.unattended === "defaults" && request.mode === "form") {
+      const content = defaultContent(request.requestedSchema);
+      if (content) {
+        log?.("info", "MCP elicitation accepted with the form's defaults", { server: request.server, ...why });
+        return { action: "accept", content };
+      }
+      log?.("info", "MCP elicitation declined", { server: request.server, ...why, defaults: "a required field has no default" });
+      return DECLINE;
+    }
+    log?.("info", "MCP elicitation declined", { server: request.server, ...why });
+    return DECLINE;
+  }
 
   /** A form answer that does not fit the schema never reaches the server. */
   private checked(request: ElicitationRequest, answer: ElicitationResponse): ElicitationResponse {

@@ -237,3 +237,17 @@ export function parseFieldInput(field: ElicitField, raw: string): ParsedInput {
       return { value: text };
   }
 }
+
+/**
+ * The answer a form gives by itself: every field that has a default, with it. Undefined when a
+ * required field has none (nobody is there to fill it in), or when the defaults do not pass the
+ * form's own checks.
+ */
+export function defaultContent(schema: Record<string, unknown> | undefined): Record<string, ElicitValue> | undefined {
+  const content: Record<string, ElicitValue> = {};
+  for (const field of formFields(schema)) {
+    if (field.default !== undefined) content[field.name] = field.default;
+    else if (field.required) return undefined;
+  }
+  return validateElicitationContent(schema, content).length === 0 ? content : undefined;
+}

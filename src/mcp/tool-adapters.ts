@@ -4,7 +4,8 @@
  * result the model can react to; only an abort is thrown.
  */
 import type { Prompt, Resource, ResourceTemplate, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import { AbortedError, errorMessage } from "../core/errors.js";
+import { AbortedError } from "../core/errors.js";
+import { mcpErrorText } from "./error-text.js";
 import type { JsonSchema } from "../core/llm.js";
 import type { Tool, ToolContext, ToolOutput } from "../tools/tool.js";
 import type { McpConnection } from "./connection.js";
@@ -33,7 +34,7 @@ export type McpToolNaming = "python" | "go";
 
 function errorOutput(err: unknown): ToolOutput {
   if (err instanceof AbortedError) throw err;
-  return { content: [{ type: "text", text: errorMessage(err) }], isError: true };
+  return { content: [{ type: "text", text: mcpErrorText(err) }], isError: true };
 }
 
 /** `enabledTools` absent, empty or containing `*` exposes everything. */

@@ -1,9 +1,10 @@
 /**
- * Builds the SDK transport for one server spec: stdio for a command, otherwise Streamable HTTP,
- * or SSE when the URL path ends in `/sse` (or `type` forces it).
+ * Builds the SDK transport for one server spec. `type` wins; else stdio for a command; else SSE
+ * when the URL path ends in `/sse`; else Streamable HTTP, falling back to SSE when the server
+ * answers the first POST with a 4xx (the SDK's recommended backwards compatibility).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
@@ -60,15 +61,29 @@ export function serverUrl(spec: McpServerSpec, env: Record<string, string | unde
   return spec.url ? expandVars(spec.url, env) : undefined;
 }
 
+/**
+ * True when a connect error means "this URL speaks the old HTTP+SSE transport": the spec left
+ * the transport to us, we tried Streamable HTTP, and the server said 4xx (400, 404, 405…).
+ * 401 and 403 are about credentials, not the transport, so they are not retried as SSE.
+ */
+export function shouldFallBackToSse(spec: McpServerSpec, tried: McpTransportType, err: unknown): boolean {
+  if (spec.type || tried !== "http") return false;
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (e instanceof StreamableHTTPError && typeof code === "number") return code >= 400 && code < 500 && code !== 401 && code !== 403;
+  }
+  return false;
+}
+
 export function createTransport(
   server: string,
   spec: McpServerSpec,
   env: Record<string, string | undefined>,
+  type: McpTransportType = detectTransportType(spec),
   authProvider?: OAuthClientProvider,
   /** Watches responses for the provider (403 `insufficient_scope`). */
   authFetch?: (input: string | URL, init?: RequestInit) => Promise<Response>,
 ): BuiltTransport {
-  const type = detectTransportType(spec);
   if (type === "stdio") {
     if (!spec.command) throw new ConfigError(`MCP server '${server}' has no command`, { path: `mcpServers.${server}.command`, expected: "a command to spawn" });
     // Ours, not the SDK's: one oversized reply fails its call instead of the connection.

@@ -9,7 +9,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
-import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
@@ -188,6 +188,12 @@ export class PgSessionStore implements PortableSessionStore {
     const handle = await this.write({ session: sessionKey }, (q) => turns.beginTurn(this.ops(q), sessionKey, userMessage));
     if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
     return handle;
+  }
+
+  async resumeTurn(sessionKey: string, results: readonly ToolMessage[]): Promise<{ handle: TurnHandle; messages: Message[] }> {
+    const resumed = await this.write({ session: sessionKey }, (q) => turns.beginResumedTurn(this.ops(q), sessionKey, results));
+    if (resumed.handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: resumed.handle.recoveredTurns });
+    return resumed;
   }
 
   async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {

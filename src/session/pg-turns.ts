@@ -3,7 +3,7 @@
  * store inside one SERIALIZABLE transaction. Same rules (repair.ts), same rows, same results.
  */
 import { errorMessage, turnId as newTurnId } from "../core/index.js";
-import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import type { PgQueries } from "./pg-queries.js";
 import {
   MODEL_ERROR_MARKER,
@@ -16,9 +16,9 @@ import {
 } from "./repair.js";
 import { rowToMessage } from "./rows.js";
 import type { TurnRow } from "./sqlite-queries.js";
-import { checkpointMessages } from "./sqlite-turns.js";
+import { EXTERNAL_RESULT_MISSING, checkpointMessages } from "./sqlite-turns.js";
 import { titleFromMessage } from "./title.js";
-import { SessionStoreError } from "./types.js";
+import { SessionStoreError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface PgTurnOps {
@@ -40,6 +40,36 @@ export async function beginTurn(ops: PgTurnOps, sessionKey: string, userMessage:
   await q.touchSession(sessionKey);
   if (thread.title === null) await giveTitle(q, sessionKey, thread.id, userMessage);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
+}
+
+/**
+ * A turn that continues a run stopped for external tools: the caller's results open it in place
+ * of a user message (the rules of sqlite-turns.ts `beginResumedTurn`).
+ */
+export async function beginResumedTurn(ops: PgTurnOps, sessionKey: string, results: readonly ToolMessage[]): Promise<{ handle: TurnHandle; messages: Message[] }> {
+  const recoveredTurns = await recoverDanglingTurns(ops, sessionKey);
+  const { q } = ops;
+  const thread = await q.currentThread(sessionKey);
+  const open = await q.openCallsAtTail(thread.id);
+  const { kept, dropped } = sanitizeToolResults(results, open.map((c) => c.id));
+  if (kept.length === 0 || dropped.length > 0) {
+    const stray = (dropped.length > 0 ? dropped : results).map((r) => r.toolCallId).join(", ") || "(none)";
+    throw new UnmatchedToolResultError(`no open tool call in ${sessionKey} for result ${stray} (open: ${open.map((c) => c.id).join(", ") || "none"})`);
+  }
+  const names = new Map(open.map((c) => [c.id, c.name]));
+  const answers = (kept as ToolMessage[]).map((m): ToolMessage => ({ ...m, toolName: names.get(m.toolCallId) ?? m.toolName }));
+  const answered = new Set(answers.map((m) => m.toolCallId));
+  const messages: Message[] = [...answers, ...interruptedResults(open.filter((c) => !answered.has(c.id)), EXTERNAL_RESULT_MISSING)];
+  const id = newTurnId();
+  const anchor = messages.at(-1)!;
+  const seq = (await q.append(thread.id, messages, id)) + messages.length - 1;
+  await q.run(
+    `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
+     VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
+    [id, sessionKey, thread.id, anchor.id, seq, q.now()],
+  );
+  await q.touchSession(sessionKey);
+  return { handle: { turnId: id, sessionKey, threadId: thread.id, userMessageId: anchor.id, recoveredTurns }, messages };
 }
 
 /** The thread's first turn titles it; the session keeps the title of its first titled thread. */

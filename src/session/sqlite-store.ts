@@ -7,7 +7,7 @@ import type Database from "better-sqlite3";
 import { stateDbPath } from "../config/paths.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
-import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { sanitizeToolResults } from "./repair.js";
 import { ParsedMessages } from "./parsed-messages.js";
@@ -238,6 +238,12 @@ export class SqliteSessionStore implements PortableSessionStore {
     const handle = await this.write(() => turns.beginTurn(this.ops, sessionKey, userMessage));
     if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
     return handle;
+  }
+
+  async resumeTurn(sessionKey: string, results: readonly ToolMessage[]): Promise<{ handle: TurnHandle; messages: Message[] }> {
+    const resumed = await this.write(() => turns.beginResumedTurn(this.ops, sessionKey, results));
+    if (resumed.handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: resumed.handle.recoveredTurns });
+    return resumed;
   }
 
   async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {

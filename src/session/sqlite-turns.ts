@@ -4,7 +4,7 @@
  * the final result only add the rows that are new, so saving costs O(new messages).
  */
 import { errorMessage, turnId as newTurnId } from "../core/index.js";
-import type { Checkpoint, Message, RunResult, UserMessage } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import {
   MODEL_ERROR_MARKER,
   TOOL_INTERRUPTED,
@@ -17,7 +17,7 @@ import {
 import { rowToMessage } from "./rows.js";
 import type { SessionQueries, TurnRow } from "./sqlite-queries.js";
 import { titleFromMessage } from "./title.js";
-import { SessionStoreError } from "./types.js";
+import { SessionStoreError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface TurnOps {
@@ -42,6 +42,43 @@ export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMes
   q.touchSession(sessionKey);
   if (thread.title === null) giveTitle(ops, sessionKey, thread.id, userMessage);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
+}
+
+/** Text of the result a call gets when the caller that was to run it sent none back. */
+export const EXTERNAL_RESULT_MISSING = "Error: the caller returned no result for this tool call.";
+
+/**
+ * A turn that continues a run that stopped for external tools (`external_tool`): the caller's
+ * results open it in place of a user message. Each must answer a call still open at the end of
+ * the thread; open calls the caller left out get an error result. The last result anchors the
+ * turn (`user_message_id`), so a rollback keeps the results and only drops what the run added.
+ */
+export function beginResumedTurn(ops: TurnOps, sessionKey: string, results: readonly ToolMessage[]): { handle: TurnHandle; messages: Message[] } {
+  const recoveredTurns = recoverDanglingTurns(ops, sessionKey);
+  const { q, now } = ops;
+  const thread = q.currentThread(sessionKey);
+  const open = q.openCallsAtTail(thread.id);
+  const { kept, dropped } = sanitizeToolResults(results, open.map((c) => c.id));
+  if (kept.length === 0 || dropped.length > 0) {
+    const stray = (dropped.length > 0 ? dropped : results).map((r) => r.toolCallId).join(", ") || "(none)";
+    throw new UnmatchedToolResultError(`no open tool call in ${sessionKey} for result ${stray} (open: ${open.map((c) => c.id).join(", ") || "none"})`);
+  }
+  // The caller knows the call by id; the name is the one the model used.
+  const names = new Map(open.map((c) => [c.id, c.name]));
+  const answers = (kept as ToolMessage[]).map((m): ToolMessage => ({ ...m, toolName: names.get(m.toolCallId) ?? m.toolName }));
+  const answered = new Set(answers.map((m) => m.toolCallId));
+  const messages: Message[] = [...answers, ...interruptedResults(open.filter((c) => !answered.has(c.id)), EXTERNAL_RESULT_MISSING)];
+  const id = newTurnId();
+  const anchor = messages.at(-1)!;
+  const seq = q.append(thread.id, messages, id) + messages.length - 1;
+  q
+    .prepare(
+      `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+    )
+    .run(id, sessionKey, thread.id, anchor.id, seq, now());
+  q.touchSession(sessionKey);
+  return { handle: { turnId: id, sessionKey, threadId: thread.id, userMessageId: anchor.id, recoveredTurns }, messages };
 }
 
 /**

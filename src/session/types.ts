@@ -4,7 +4,7 @@
  * networked store (Postgres, …) can implement the same surface later.
  */
 import { NanobotError } from "../core/index.js";
-import type { Checkpoint, Message, RunResult, StopReason, Usage, UserMessage } from "../core/index.js";
+import type { Checkpoint, Message, RunResult, StopReason, ToolMessage, Usage, UserMessage } from "../core/index.js";
 
 export type TurnStatus = "pending" | "completed" | "failed" | "stopped";
 export type ThreadStatus = "active" | "archived";
@@ -115,6 +115,12 @@ export interface SessionStore {
 
   // turns
   beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle>;
+  /**
+   * Begins a turn that continues a run stopped for external tools, opened by the caller's results
+   * (no user message). Returns the messages stored: the results, plus an error result for each
+   * open call the caller did not answer. Throws `SessionStoreError` when a result answers no open call.
+   */
+  resumeTurn(sessionKey: string, results: readonly ToolMessage[]): Promise<{ handle: TurnHandle; messages: Message[] }>;
   saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void>;
   completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void>;
   failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void>;
@@ -140,5 +146,10 @@ export interface SessionStore {
 
 /** Thrown for calls that name something that does not exist or is in the wrong state. */
 export class SessionStoreError extends NanobotError {
-  override readonly code = "session_store_error";
+  override readonly code: string = "session_store_error";
+}
+
+/** A caller's tool result answers no call open in the session (a resumed external-tool turn). */
+export class UnmatchedToolResultError extends SessionStoreError {
+  override readonly code = "unmatched_tool_result";
 }

@@ -68,7 +68,8 @@ describe("a Go nanobot nanobot.yaml loads unmodified", () => {
     expect(loaded.source).toBe("cwd");
     expect(loaded.path).toBe(join(FIXTURES, "go/nanobot.yaml"));
     // Every Go field either works or is named with the reason it does not.
-    expect(loaded.warnings).toEqual(["nanobot.yaml: agents.shopper: starterMessages: display fields of the Go web UI; nanobot's faces do not show them"]);
+    // starterMessages are published as MCP prompts, so nothing here is left unused.
+    expect(loaded.warnings).toEqual([]);
     expect(Object.keys(config.agents.named)).toEqual(["shopper", "comparer"]);
     expect(config.agents.named.shopper).toMatchObject({
       name: "Shopper",
@@ -85,8 +86,8 @@ describe("a Go nanobot nanobot.yaml loads unmodified", () => {
     expect(config.agents.named.comparer?.instructions).toEqual({ mcpServer: "prompts", prompt: "compare", args: { style: "terse" } });
     // A JSON Schema inside the config keeps its property names.
     expect(config.agents.named.comparer?.output?.schema).toMatchObject({ required: ["winner_id", "reason"] });
+    // No `type`: the MCP host picks the transport from the URL (Streamable HTTP, SSE fallback).
     expect(config.mcpServers.store).toEqual({
-      type: "http",
       url: "https://allbirds.com/api/mcp", // ${SHOP_DOMAIN} from the env section's default
       headers: { "X-Shop-Trace": "none" }, // ${TRACE_HEADER:-none}
     });

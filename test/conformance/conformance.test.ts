@@ -4,34 +4,18 @@
  * when a scenario the baseline lists as passing fails now (a regression). Offline: the suite
  * and the server both run on this machine.
  */
-import { spawn } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startProfileServer } from "./profile-server.js";
 import type { ProfileServer } from "./profile-server.js";
-
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const cli = path.join(repo, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
+import { readResults, repo, runSuite } from "./suite-runner.js";
 
 interface Baseline {
   suite: string;
   passing: string[];
   knownFailures: string[];
-}
-
-interface Check {
-  id: string;
-  status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO" | "SKIPPED" | (string & {});
-  errorMessage?: string;
-}
-
-interface ScenarioResult {
-  scenario: string;
-  passed: number;
-  failed: Check[];
 }
 
 let server: ProfileServer;
@@ -46,39 +30,10 @@ afterAll(async () => {
   await rm(outDir, { recursive: true, force: true });
 });
 
-/** Runs the suite CLI without blocking this process (the server under test lives here). */
-function runSuite(url: string, suite: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, "server", "--url", url, "--suite", suite, "-o", outDir], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
-    child.once("error", reject);
-    child.once("exit", (code) => resolve({ code, output }));
-  });
-}
-
-/** `server-<scenario>-<ISO time>/checks.json` → results per scenario. */
-async function readResults(dir: string): Promise<ScenarioResult[]> {
-  const results: ScenarioResult[] = [];
-  for (const entry of (await readdir(dir)).sort()) {
-    const scenario = entry.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
-    const checks = JSON.parse(await readFile(path.join(dir, entry, "checks.json"), "utf8")) as Check[];
-    results.push({
-      scenario,
-      passed: checks.filter((c) => c.status === "SUCCESS").length,
-      failed: checks.filter((c) => c.status === "FAILURE"),
-    });
-  }
-  return results;
-}
-
 describe("MCP conformance suite against the server's test profile", () => {
   it("has no regressions against .ci/conformance-baseline.json", async () => {
     const baseline = JSON.parse(await readFile(path.join(repo, ".ci/conformance-baseline.json"), "utf8")) as Baseline;
-    const run = await runSuite(server.url, baseline.suite);
+    const run = await runSuite(server.url, baseline.suite, outDir);
     const results = await readResults(outDir);
     expect(results.length, `the suite ran no scenario:\n${run.output.slice(-2000)}`).toBeGreaterThan(0);
 

@@ -125,7 +125,7 @@ describe("shopping.yaml and blackjack.yaml", () => {
     fake.enqueue({ text: "Welcome to the table." });
     const r = await p.run(["agent", "-m", "Let's play a game of blackjack!", "--config", path.join(dir, "nanobot.yaml")]);
     expect(r).toMatchObject({ code: 0, out: "Welcome to the table.\n" });
-    expect(r.err).toContain("agents.dealer: icon, iconDark, starterMessages: display fields of the Go web UI");
+    expect(r.err).toContain("agents.dealer: icon, iconDark: display fields of the Go web UI");
     expect(systemPromptOf(fake.requests.at(-1)?.body)).toContain("HitBot-3000");
   });
 });

@@ -53,6 +53,33 @@ await describeEachStore("turn lifecycle", (kind) => {
     });
   });
 
+  describe("resumeTurn (external tools answered by the caller)", () => {
+    it("opens a turn with the caller's results in place of a user message; unanswered calls get an error result", async () => {
+      const user = userMessage("weather and time?");
+      const turn = await store.beginTurn(KEY, user);
+      const asking = callingAssistant("", call("x1", "weather", { city: "Oslo" }), call("x2", "clock"));
+      await store.completeTurn(turn.turnId, runResult([asking], { stopReason: "external_tool" }));
+      expect(shape(await store.loadHistory(KEY))).toEqual(["user:weather and time?", "assistant:[x1,x2]"]);
+
+      const { handle, messages } = await store.resumeTurn(KEY, [result("x1", "ignored-name", "sunny")]);
+      expect(messages.map((m) => (m.role === "tool" ? `${m.toolCallId}:${m.toolName}` : m.role))).toEqual(["x1:weather", "x2:clock"]);
+      expect(handle.userMessageId).toBe(messages.at(-1)!.id);
+      expect((await store.getTurn(handle.turnId))?.status).toBe("pending");
+      await store.completeTurn(handle.turnId, runResult([assistantMessage("Sunny in Oslo.")]));
+      const history = await stores.open().loadHistory(KEY);
+      expect(history.filter((m) => m.role === "user")).toHaveLength(1);
+      expect(historyProblems(history)).toEqual([]);
+      expect(history.at(-1)).toMatchObject({ role: "assistant" });
+    });
+
+    it("refuses a result that answers no open call, and stores nothing", async () => {
+      await plainTurn(store, KEY, "hi", "hello");
+      const before = await store.loadHistory(KEY);
+      await expect(store.resumeTurn(KEY, [result("nope", "weather", "sunny")])).rejects.toThrow(/no open tool call/);
+      expect(await store.loadHistory(KEY)).toEqual(before);
+    });
+  });
+
   describe("failTurn (provider error mid-turn)", () => {
     it("rolls the thread back: history = before + user + error marker", async () => {
       await plainTurn(store, KEY, "first", "first answer");

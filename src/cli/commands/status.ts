@@ -9,6 +9,7 @@ import type { LoadedConfig } from "../../config/load.js";
 import { maskCommandLine, maskValue } from "../../config/mask.js";
 import { scrubSecretText } from "../../core/scrub.js";
 import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
+import { detectTransportType } from "../../mcp/transport.js";
 import type { CliContext } from "../context.js";
 
 /** A plain summary, also printed as JSON by `status --json`. */
@@ -53,7 +54,7 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
   }
   const mcpServers = Object.entries(config.mcpServers).map(([name, s]) => ({
     name,
-    transport: s.type ?? "unknown",
+    transport: detectTransportType(s),
     target: s.type === "stdio" ? maskCommandLine(s.command ?? "", s.args ?? []) : scrubSecretText(s.url ?? ""),
   }));
   const enabled = Object.entries(config.channels).filter(([, c]) => typeof c === "object" && c.enabled);

@@ -21,6 +21,7 @@ import type { InstructionSource } from "../../agent/agent-instructions.js";
 import type { AgentInstructions } from "../../config/schema-agents.js";
 import { renderInlinePrompt } from "../../mcp/instructions.js";
 import { publishedExtras, publishesServerItems } from "./published-mcp.js";
+import { starterPrompts } from "./starter-prompts.js";
 
 export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
 
@@ -66,7 +67,12 @@ export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerPr
         : undefined),
     tools: agents.map((agent) => chatTool(agent, deps, board)),
     resources: chatResources(deps, board),
-    prompts: inlinePrompts(deps),
+    // Declared even when empty: a client may list them, and a config reload can add some.
+    prompts: [...inlinePrompts(deps), ...starterPrompts(deps.config, agents)],
+    // Turn progress goes out as log messages; chat://history and chat://progress can be watched.
+    logging: true,
+    subscriptions: true,
+    completions: true,
     ...(source && (intro !== undefined || proxied) ? { initialize: () => initializeOverride(source, intro, proxied) } : {}),
     ...(source && publishesServerItems(deps.config) ? { extras: async () => publishedExtras(deps.config, await source.mcp()) } : {}),
   };
@@ -113,6 +119,11 @@ function inlinePrompts(deps: McpServerDeps): ServedPrompt[] {
           required: (field as { required?: unknown }).required !== false,
         })),
       },
+      complete: (argument, value) => {
+        const field = (prompt.input ?? {})[argument] as { enum?: unknown; default?: unknown } | string | undefined;
+        const known = typeof field === "object" && field !== null ? [...(Array.isArray(field.enum) ? field.enum : []), field.default] : [];
+        return [...new Set(known.filter((v): v is string => typeof v === "string" && v.startsWith(value)))];
+      },
       async get(args) {
         const filled = Object.fromEntries(input.map(([arg]) => [arg, args[arg] ?? ""]));
         const ctx = source ? await expandContextFor(source, `prompts.${name}`, prompt.template) : { env: {}, where: `prompts.${name}` };
@@ -150,15 +161,22 @@ async function runChat(
   let step = 0;
   // Notifications go out in order; the reply waits for the last one so none trails it.
   let sent: Promise<void> = Promise.resolve();
-  const notify = (message: string): void => {
-    if (token === undefined || extra.signal.aborted) return;
-    const notification: ServerNotification = {
-      method: "notifications/progress",
-      params: { progressToken: token, progress: ++step, message },
-    };
-    sent = sent.then(() => extra.sendNotification(notification)).catch((err: unknown) => {
-      deps.log?.("debug", "MCP progress notification failed", { error: errorMessage(err) });
+  const queue = (send: () => Promise<void>): void => {
+    sent = sent.then(send).catch((err: unknown) => {
+      deps.log?.("debug", "MCP notification failed", { error: errorMessage(err) });
     });
+  };
+  let notified = 0;
+  const notify = (message: string): void => {
+    if (extra.signal.aborted) return;
+    notified++;
+    // Progress for a client that asked (a progress token), a log message for one that listens.
+    if (token !== undefined) {
+      const notification: ServerNotification = { method: "notifications/progress", params: { progressToken: token, progress: ++step, message } };
+      queue(() => extra.sendNotification(notification));
+    }
+    queue(() => scope.log("info", { agent: published.agent, progress: message }));
+    queue(() => scope.resourceUpdated(PROGRESS_URI));
   };
   // MCP-UI pages the turn's tools returned go back with the answer, as Go's chat tool returns them.
   const pages: UIPart[] = [];
@@ -181,10 +199,12 @@ async function runChat(
     );
     entry.stopReason = reply.stopReason;
     if (reply.error !== undefined) entry.error = reply.error;
+    queue(() => scope.resourceUpdated(HISTORY_URI));
+    queue(() => scope.resourceUpdated(PROGRESS_URI));
     await sent;
     // SDK clients handle notifications a microtask late but responses at once: progress that
     // arrives in the same read as the reply is dropped. A short pause keeps them apart.
-    if (step > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
+    if (notified > 0) await new Promise((resolve) => setTimeout(resolve, PROGRESS_SETTLE_MS));
     if (reply.error !== undefined) return { isError: true, content: [{ type: "text", text: reply.error }] };
     if (reply.stopReason === "aborted") return { isError: true, content: [{ type: "text", text: "The turn was stopped." }] };
     const resources = pages.map((p) => ({ type: "resource" as const, resource: { uri: p.uri, mimeType: p.mimeType, text: p.content } }));

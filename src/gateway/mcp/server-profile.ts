@@ -18,6 +18,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -27,6 +28,7 @@ import type {
   GetPromptResult,
   InitializeRequest,
   InitializeResult,
+  LoggingLevel,
   Prompt,
   ReadResourceResult,
   Resource,
@@ -36,7 +38,8 @@ import type {
   ServerRequest,
   Tool as McpToolDefinition,
 } from "@modelcontextprotocol/sdk/types.js";
-import { errorMessage } from "../../core/errors.js";
+import { mcpErrorText } from "../../mcp/error-text.js";
+import { sendBareErrors } from "./wire-errors.js";
 
 export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -51,6 +54,13 @@ export interface CallScope {
    * 2025-11-25 and later) or any notification sent on it.
    */
   closeStream?: () => void;
+  /**
+   * Sends a log message on this request's stream (profiles with `logging`), unless the client
+   * asked for a higher level with `logging/setLevel`.
+   */
+  log(level: LoggingLevel, data: unknown): Promise<void>;
+  /** Tells the client `uri` changed, when it subscribed to it (profiles with `subscriptions`). */
+  resourceUpdated(uri: string): Promise<void>;
 }
 
 export interface BuildOptions {
@@ -94,6 +104,8 @@ export interface ServerProfile {
   logging?: boolean;
   /** Accept `resources/subscribe` and `resources/unsubscribe`. */
   subscriptions?: boolean;
+  /** Declare `completions` (prompt arguments; prompts without `complete` get no suggestions). */
+  completions?: boolean;
   /**
    * Items listed anew for every request (a Go config's `publish.tools`/`mcpServers`… re-exported
    * from its MCP servers). Their presence declares the prompts and resources capabilities.
@@ -122,6 +134,9 @@ export interface ProfileExtras {
 
 const NO_EXTRAS: ProfileExtras = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
 
+const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
+const severity = (level: LoggingLevel): number => LEVELS.indexOf(level);
+
 /** The Go nanobot's experimental capability key. */
 export const NANOBOT_CAPABILITY = "ai.nanobot";
 
@@ -134,8 +149,8 @@ function capabilitiesOf(profile: ServerProfile): ServerCapabilities {
   const caps: ServerCapabilities = { tools: { listChanged: false } };
   const hasResources = (profile.resources?.length ?? 0) + (profile.resourceTemplates?.length ?? 0) > 0;
   if (hasResources || profile.subscriptions || profile.extras) caps.resources = { listChanged: false, subscribe: profile.subscriptions === true };
-  if (profile.prompts?.length || profile.extras) caps.prompts = { listChanged: false };
-  if (profile.prompts?.some((p) => p.complete)) caps.completions = {};
+  if (profile.prompts || profile.extras) caps.prompts = { listChanged: false };
+  if (profile.completions || profile.prompts?.some((p) => p.complete)) caps.completions = {};
   if (profile.logging) caps.logging = {};
   return caps;
 }
@@ -146,11 +161,33 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
     { name: profile.name, version: profile.version },
     { capabilities: capabilitiesOf(profile), ...(profile.instructions ? { instructions: profile.instructions } : {}) },
   );
+  sendBareErrors(server);
+  // One SDK server per connection: the level and the subscriptions are this client's.
+  let minLevel: LoggingLevel | undefined;
+  const subscribed = new Set<string>();
   const scopeOf = (extra: HandlerExtra): CallScope => {
     const close = options.closeRequestStream;
     const closeStream = extra.closeSSEStream ?? (close ? () => close(extra.requestId) : undefined);
-    return { sessionKey: mcpSessionKey(extra.sessionId), extra, ...(closeStream ? { closeStream } : {}) };
+    return {
+      sessionKey: mcpSessionKey(extra.sessionId),
+      extra,
+      ...(closeStream ? { closeStream } : {}),
+      log: async (level, data) => {
+        if (!profile.logging || extra.signal.aborted || severity(level) < severity(minLevel ?? "debug")) return;
+        await extra.sendNotification({ method: "notifications/message", params: { level, logger: profile.name, data } });
+      },
+      resourceUpdated: async (uri) => {
+        if (!subscribed.has(uri) || extra.signal.aborted) return;
+        await extra.sendNotification({ method: "notifications/resources/updated", params: { uri } });
+      },
+    };
   };
+  if (profile.logging) {
+    server.setRequestHandler(SetLevelRequestSchema, (request) => {
+      minLevel = request.params.level;
+      return {};
+    });
+  }
   const tools = new Map(profile.tools.map((t) => [t.definition.name, t]));
   const extras = (): Promise<ProfileExtras> => profile.extras?.() ?? Promise.resolve(NO_EXTRAS);
 
@@ -167,13 +204,13 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
       return await tool.call(request.params.arguments ?? {}, scopeOf(extra));
     } catch (err) {
       // A failing tool is a tool error the caller can read, not a protocol error.
-      return { isError: true, content: [{ type: "text", text: errorMessage(err) }] };
+      return { isError: true, content: [{ type: "text", text: mcpErrorText(err) }] };
     }
   });
 
   const caps = capabilitiesOf(profile);
-  if (caps.resources) installResources(server, profile, scopeOf, extras);
-  if (caps.prompts) installPrompts(server, profile, scopeOf, extras);
+  if (caps.resources) installResources(server, profile, scopeOf, extras, subscribed);
+  if (caps.prompts) installPrompts(server, profile, scopeOf, extras, caps.completions !== undefined);
   return server;
 }
 
@@ -203,6 +240,7 @@ function installResources(
   profile: ServerProfile,
   scopeOf: (extra: HandlerExtra) => CallScope,
   extras: () => Promise<ProfileExtras>,
+  subscribed: Set<string>,
 ): void {
   const own = profile.resources ?? [];
   const ownTemplates = profile.resourceTemplates ?? [];
@@ -224,7 +262,6 @@ function installResources(
     throw new McpError(ErrorCode.InvalidParams, `unknown resource "${uri}"`);
   });
   if (profile.subscriptions) {
-    const subscribed = new Set<string>();
     server.setRequestHandler(SubscribeRequestSchema, (request) => {
       subscribed.add(request.params.uri);
       return {};
@@ -241,6 +278,7 @@ function installPrompts(
   profile: ServerProfile,
   scopeOf: (extra: HandlerExtra) => CallScope,
   extras: () => Promise<ProfileExtras>,
+  completions: boolean,
 ): void {
   const prompts = profile.prompts ?? [];
   const all = async (): Promise<ServedPrompt[]> => [...prompts, ...(await extras()).prompts];
@@ -253,10 +291,11 @@ function installPrompts(
     if (missing.length > 0) throw new McpError(ErrorCode.InvalidParams, `missing prompt arguments: ${missing.join(", ")}`);
     return prompt.get(args, scopeOf(extra));
   });
-  if (prompts.some((p) => p.complete)) {
-    server.setRequestHandler(CompleteRequestSchema, (request) => {
+  if (completions) {
+    // An unknown prompt or argument has no suggestions: an empty list, not an error.
+    server.setRequestHandler(CompleteRequestSchema, async (request) => {
       const { ref, argument } = request.params;
-      const prompt = ref.type === "ref/prompt" ? prompts.find((p) => p.definition.name === ref.name) : undefined;
+      const prompt = ref.type === "ref/prompt" ? (await all()).find((p) => p.definition.name === ref.name) : undefined;
       const values = prompt?.complete?.(argument.name, argument.value).slice(0, 100) ?? [];
       return { completion: { values, total: values.length, hasMore: false } };
     });
