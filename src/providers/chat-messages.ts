@@ -3,8 +3,9 @@
  * server). System prompts are hoisted to one leading system message; tool results that carry
  * images are followed by a user message with those images, since `tool` messages are text-only.
  */
-import type { Message, ToolResultContentPart, UserContentPart } from "../core/messages.js";
+import type { AssistantMessage, Message, ToolMessage, ToolResultContentPart, UserContentPart, UserMessage } from "../core/messages.js";
 import { argumentsText, canReplayReasoning, hoistSystem, imageUrl, isImagePart, partAsText, partsAsText } from "./content.js";
+import { stableWireForm } from "./json-body.js";
 import type { ModelTarget } from "./types.js";
 
 export type ChatContentPart =
@@ -58,28 +59,21 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
     if (m.role !== "tool") flushImages();
     switch (m.role) {
       case "user":
-        out.push({ role: "user", content: userContent(m.content) });
+        // A message's wire form depends on it alone: built once per message object, so its
+        // bytes are cached too (see JsonItems) and a replayed history is not re-serialised.
+        out.push(stableWireForm("chat", m, chatUserMessage));
         break;
-      case "assistant": {
-        const text = m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-        const toolCalls: ChatToolCall[] = [];
-        let reasoning = "";
-        for (const p of m.content) {
-          if (p.type === "toolCall") {
-            toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: argumentsText(p.rawArguments, p.arguments) } });
-          } else if (p.type === "reasoning" && !p.redacted) reasoning += p.text;
-        }
-        const msg: ChatMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
-        if (toolCalls.length) msg.tool_calls = toolCalls;
-        // DeepSeek/Kimi thinking models expect their reasoning back during a tool loop.
-        if (reasoning && canReplayReasoning(m, target)) msg.reasoning_content = reasoning;
-        out.push(msg);
+      case "assistant":
+        out.push(stableWireForm(canReplayReasoning(m, target) ? "chat+reasoning" : "chat", m, (a) => chatAssistantMessage(a, canReplayReasoning(a, target))));
         break;
-      }
       case "tool": {
         const images = m.content.filter(isImagePart);
+        if (images.length === 0) {
+          out.push(stableWireForm("chat", m, chatToolMessage));
+          break;
+        }
         const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
-        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || (images.length ? "(see images below)" : "") });
+        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || "(see images below)" });
         for (const img of images) {
           const url = imageUrl(img);
           if (url) pendingImages.push({ type: "image_url", image_url: { url } });
@@ -90,4 +84,28 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
   }
   flushImages();
   return out;
+}
+
+function chatUserMessage(m: UserMessage): ChatMessage {
+  return { role: "user", content: userContent(m.content) };
+}
+
+function chatToolMessage(m: ToolMessage): ChatMessage {
+  return { role: "tool", tool_call_id: m.toolCallId, content: partsAsText(m.content) };
+}
+
+function chatAssistantMessage(m: AssistantMessage, replayReasoning: boolean): ChatMessage {
+  const text = m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  const toolCalls: ChatToolCall[] = [];
+  let reasoning = "";
+  for (const p of m.content) {
+    if (p.type === "toolCall") {
+      toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: argumentsText(p.rawArguments, p.arguments) } });
+    } else if (p.type === "reasoning" && !p.redacted) reasoning += p.text;
+  }
+  const msg: ChatMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
+  if (toolCalls.length) msg.tool_calls = toolCalls;
+  // DeepSeek/Kimi thinking models expect their reasoning back during a tool loop.
+  if (reasoning && replayReasoning) msg.reasoning_content = reasoning;
+  return msg;
 }

@@ -18,6 +18,20 @@ export class JsonList<T extends object = object> {
   }
 }
 
+/**
+ * An array that changes on every call while its items repeat: a conversation's messages, where
+ * each call adds a few to the same history. Each item's bytes are cached per item object (so
+ * items must never be mutated once sent); the array is their concatenation. Serialises as its
+ * items anywhere else.
+ */
+export class JsonItems<T extends object = object> {
+  constructor(readonly items: readonly T[]) {}
+
+  toJSON(): readonly T[] {
+    return this.items;
+  }
+}
+
 /** A body ready to send: its chunks in order and their total length in bytes. */
 export interface EncodedBody {
   chunks: Buffer[];
@@ -60,16 +74,43 @@ function bytesOfList(list: JsonList): Buffer {
   return bytes;
 }
 
-/** `JSON.stringify(body)` as bytes, with each top-level `JsonList` taken from the cache. */
+const itemBytes = new WeakMap<object, Buffer>();
+const OPEN = Buffer.from("[");
+const COMMA = Buffer.from(",");
+const CLOSE = Buffer.from("]");
+
+function bytesOfItem(item: object): Buffer {
+  let bytes = itemBytes.get(item);
+  if (!bytes) {
+    const json = JSON.stringify(item);
+    // Its own allocation: a slice of Node's shared pool would keep the whole 8 KB slab alive.
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+    bytes.write(json);
+    itemBytes.set(item, bytes);
+  }
+  return bytes;
+}
+
+function bytesOfItems(list: JsonItems): Buffer {
+  const parts: Buffer[] = [OPEN];
+  list.items.forEach((item, i) => {
+    if (i > 0) parts.push(COMMA);
+    parts.push(bytesOfItem(item));
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
+
+/** `JSON.stringify(body)` as bytes, with each top-level `JsonList` and `JsonItems` taken from the caches. */
 export function encodeJsonBody(body: Record<string, unknown>): EncodedBody {
   const chunks: Buffer[] = [];
   let text = "{";
   let first = true;
   for (const [key, value] of Object.entries(body)) {
-    if (value instanceof JsonList) {
+    if (value instanceof JsonList || value instanceof JsonItems) {
       text += `${first ? "" : ","}${JSON.stringify(key)}:`;
       chunks.push(Buffer.from(text));
-      chunks.push(bytesOfList(value));
+      chunks.push(value instanceof JsonList ? bytesOfList(value) : bytesOfItems(value));
       text = "";
       first = false;
       continue;

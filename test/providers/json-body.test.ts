@@ -4,12 +4,13 @@
  * as the fake server receives them.)
  */
 import { describe, expect, it } from "vitest";
-import { JsonList, encodeJsonBody, stableWireForm } from "../../src/providers/json-body.js";
+import { JsonItems, JsonList, encodeJsonBody, stableWireForm } from "../../src/providers/json-body.js";
 import { buildChatBody } from "../../src/providers/chat.js";
 import { buildAnthropicBody } from "../../src/providers/anthropic.js";
 import { ToolRegistry, fixToolSchema } from "../../src/engine/index.js";
 import type { ToolDefinition } from "../../src/core/llm.js";
-import { userMessage } from "../../src/core/index.js";
+import { assistantMessage, toolMessage, userMessage } from "../../src/core/index.js";
+import type { Message } from "../../src/core/index.js";
 import type { Tool } from "../../src/tools/tool.js";
 
 const text = (body: Record<string, unknown>): string => Buffer.concat(encodeJsonBody(body).chunks).toString("utf8");
@@ -105,5 +106,37 @@ describe("adapter bodies with cached tool lists", () => {
     expect(reordered.tools[0]).toEqual({ name: "write", description: "write things", input_schema: definitions[1]!.parameters });
     expect(reordered.tools[1]).toMatchObject({ name: "read", cache_control: { type: "ephemeral" } });
     expect(parse()).toEqual(once);
+  });
+});
+
+describe("conversation messages from cached bytes (JsonItems)", () => {
+  const target = { provider: "custom", model: "m", baseURL: "http://127.0.0.1:1/v1" } as never;
+
+  it("gives JSON.stringify's bytes for empty, one-item and non-ASCII lists", () => {
+    const lists: object[][] = [[], [{ a: 1 }], [{ a: "ü — ✓" }, { b: [1, 2] }, { c: null }]];
+    for (const items of lists) {
+      const body = { model: "m", messages: new JsonItems(items), stream: true };
+      expect(text(body)).toBe(JSON.stringify(body));
+      expect(encodeJsonBody(body).byteLength).toBe(Buffer.byteLength(JSON.stringify(body)));
+    }
+  });
+
+  it("a replayed history is sent as the same bytes; a new or edited message is serialised afresh", () => {
+    const history: Message[] = [
+      userMessage("what is in notes.md?"),
+      assistantMessage("", [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "notes.md" }, rawArguments: '{"path":"notes.md"}' }]),
+      toolMessage("c1", "read", "the deployment steps"),
+      assistantMessage("It lists the deployment steps."),
+    ];
+    const first = buildChatBody(target, { messages: history });
+    const second = buildChatBody(target, { messages: [...history, userMessage("and the rollback?")] });
+    expect(text(second)).toBe(JSON.stringify(second));
+    const wire = (body: Record<string, unknown>) => (body.messages as JsonItems).items;
+    // The same message objects keep the same wire objects (whose bytes are cached).
+    wire(first).forEach((m, i) => expect(wire(second)[i]).toBe(m));
+    const edited = { ...history[3]!, content: [{ type: "text" as const, text: "It lists the rollback plan." }] } as Message;
+    const third = buildChatBody(target, { messages: [...history.slice(0, 3), edited] });
+    expect(JSON.parse(text(third)).messages[3]).toEqual({ role: "assistant", content: "It lists the rollback plan." });
+    expect(JSON.parse(text(second)).messages[3]).toEqual({ role: "assistant", content: "It lists the deployment steps." });
   });
 });
