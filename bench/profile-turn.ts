@@ -32,9 +32,10 @@ const history = Number(arg("history", "1000"));
 const turns = Number(arg("turns", "40"));
 const warmup = Number(arg("warmup", "10"));
 const contenderName = arg("contender", "nanobot-loop");
-const out = arg("out", join("bench", "profiles", `${contenderName}-${process.argv.find((a) => a.startsWith("--workload=")) ? `${arg("workload", "")}-` : ""}${history}`));
 const profile = !process.argv.includes("--no-profile");
 const workload = arg("workload", "loop");
+const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}`;
+const out = arg("out", join("bench", "profiles", `${contenderName}-${stem}`));
 
 interface FunctionCost {
   name: string;

@@ -5,7 +5,6 @@
  */
 import type { AssistantMessage, Message, ToolMessage, ToolResultContentPart, UserContentPart, UserMessage } from "../core/messages.js";
 import { argumentsText, canReplayReasoning, hoistSystem, imageUrl, isImagePart, partAsText, partsAsText } from "./content.js";
-import { stableWireForm } from "./json-body.js";
 import type { ModelTarget } from "./types.js";
 
 export type ChatContentPart =
@@ -61,15 +60,16 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
       case "user":
         // A message's wire form depends on it alone: built once per message object, so its
         // bytes are cached too (see JsonItems) and a replayed history is not re-serialised.
-        out.push(stableWireForm("chat", m, chatUserMessage));
+        out.push(wireForm(m, plainForms, chatUserMessage));
         break;
       case "assistant":
-        out.push(stableWireForm(canReplayReasoning(m, target) ? "chat+reasoning" : "chat", m, (a) => chatAssistantMessage(a, canReplayReasoning(a, target))));
+        if (canReplayReasoning(m, target)) out.push(wireForm(m, reasoningForms, (a) => chatAssistantMessage(a, true)));
+        else out.push(wireForm(m, plainForms, (a) => chatAssistantMessage(a, false)));
         break;
       case "tool": {
         const images = m.content.filter(isImagePart);
         if (images.length === 0) {
-          out.push(stableWireForm("chat", m, chatToolMessage));
+          out.push(wireForm(m, plainForms, chatToolMessage));
           break;
         }
         const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
@@ -84,6 +84,39 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
   }
   flushImages();
   return out;
+}
+
+/** Messages with at least this much text keep one wire form (and its cached bytes) per object. */
+export const STABLE_WIRE_CHARS = 1024;
+/** Wire forms by message object: without, and with replayed reasoning. Never mutate one. */
+const plainForms = new WeakMap<Message, ChatMessage>();
+const reasoningForms = new WeakMap<Message, ChatMessage>();
+const stableForms = new WeakSet<ChatMessage>();
+
+/** Whether `form` is a kept wire form (see JsonItems: its bytes are cached, not re-serialised). */
+export function isStableWireForm(form: ChatMessage): boolean {
+  return stableForms.has(form);
+}
+
+function textChars(m: Message): number {
+  let chars = 0;
+  for (const p of m.content) {
+    if (p.type === "text" || p.type === "reasoning") chars += p.text.length;
+    else if (p.type === "toolCall") chars += p.rawArguments.length;
+  }
+  return chars;
+}
+
+/** A short message's wire form is built per call; a long one's once per message object. */
+function wireForm<M extends Message>(m: M, forms: WeakMap<Message, ChatMessage>, build: (m: M) => ChatMessage): ChatMessage {
+  let form = forms.get(m);
+  if (form) return form;
+  form = build(m);
+  if (textChars(m) >= STABLE_WIRE_CHARS) {
+    forms.set(m, form);
+    stableForms.add(form);
+  }
+  return form;
 }
 
 function chatUserMessage(m: UserMessage): ChatMessage {

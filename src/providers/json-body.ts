@@ -19,13 +19,18 @@ export class JsonList<T extends object = object> {
 }
 
 /**
- * An array that changes on every call while its items repeat: a conversation's messages, where
- * each call adds a few to the same history. Each item's bytes are cached per item object (so
- * items must never be mutated once sent); the array is their concatenation. Serialises as its
- * items anywhere else.
+ * An array that changes on every call while its large items repeat: a conversation's messages,
+ * where each call adds a few to the same history and tool results run to tens of KB. Items
+ * `isStable` says are kept (never mutated) have their bytes cached per object, so they are
+ * serialised and encoded once; the others are serialised with each call, in runs (one
+ * `JSON.stringify` is cheaper than a cache entry for a short message). Serialises as its items
+ * anywhere else.
  */
 export class JsonItems<T extends object = object> {
-  constructor(readonly items: readonly T[]) {}
+  constructor(
+    readonly items: readonly T[],
+    readonly isStable: (item: T) => boolean = () => false,
+  ) {}
 
   toJSON(): readonly T[] {
     return this.items;
@@ -75,15 +80,12 @@ function bytesOfList(list: JsonList): Buffer {
 }
 
 const itemBytes = new WeakMap<object, Buffer>();
-const OPEN = Buffer.from("[");
-const COMMA = Buffer.from(",");
-const CLOSE = Buffer.from("]");
 
 function bytesOfItem(item: object): Buffer {
   let bytes = itemBytes.get(item);
   if (!bytes) {
     const json = JSON.stringify(item);
-    // Its own allocation: a slice of Node's shared pool would keep the whole 8 KB slab alive.
+    // Its own allocation: a slice of Node's shared pool would keep a whole 8 KB slab alive.
     bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
     bytes.write(json);
     itemBytes.set(item, bytes);
@@ -91,14 +93,30 @@ function bytesOfItem(item: object): Buffer {
   return bytes;
 }
 
-function bytesOfItems(list: JsonItems): Buffer {
-  const parts: Buffer[] = [OPEN];
-  list.items.forEach((item, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(bytesOfItem(item));
-  });
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+/** The list's JSON as chunks: cached bytes for stable items, runs of the others serialised now. */
+function chunksOfItems(list: JsonItems, chunks: Buffer[], prefix: string): string {
+  let text = `${prefix}[`;
+  let run: object[] = [];
+  let count = 0;
+  const flushRun = () => {
+    if (run.length === 0) return;
+    text += `${count > 0 ? "," : ""}${JSON.stringify(run).slice(1, -1)}`;
+    count += run.length;
+    run = [];
+  };
+  for (const item of list.items) {
+    if (!list.isStable(item)) {
+      run.push(item);
+      continue;
+    }
+    flushRun();
+    chunks.push(Buffer.from(count > 0 ? `${text},` : text));
+    chunks.push(bytesOfItem(item));
+    text = "";
+    count++;
+  }
+  flushRun();
+  return `${text}]`;
 }
 
 /** `JSON.stringify(body)` as bytes, with each top-level `JsonList` and `JsonItems` taken from the caches. */
@@ -107,10 +125,15 @@ export function encodeJsonBody(body: Record<string, unknown>): EncodedBody {
   let text = "{";
   let first = true;
   for (const [key, value] of Object.entries(body)) {
-    if (value instanceof JsonList || value instanceof JsonItems) {
+    if (value instanceof JsonItems) {
+      text = chunksOfItems(value, chunks, `${text}${first ? "" : ","}${JSON.stringify(key)}:`);
+      first = false;
+      continue;
+    }
+    if (value instanceof JsonList) {
       text += `${first ? "" : ","}${JSON.stringify(key)}:`;
       chunks.push(Buffer.from(text));
-      chunks.push(value instanceof JsonList ? bytesOfList(value) : bytesOfItems(value));
+      chunks.push(bytesOfList(value));
       text = "";
       first = false;
       continue;

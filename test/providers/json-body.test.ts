@@ -112,31 +112,42 @@ describe("adapter bodies with cached tool lists", () => {
 describe("conversation messages from cached bytes (JsonItems)", () => {
   const target = { provider: "custom", model: "m", baseURL: "http://127.0.0.1:1/v1" } as never;
 
-  it("gives JSON.stringify's bytes for empty, one-item and non-ASCII lists", () => {
-    const lists: object[][] = [[], [{ a: 1 }], [{ a: "ü — ✓" }, { b: [1, 2] }, { c: null }]];
+  it("gives JSON.stringify's bytes whichever items are stable, with non-ASCII text", () => {
+    const lists: object[][] = [[], [{ a: 1 }], [{ a: "ü — ✓" }, { b: [1, 2] }, { c: null }, { d: "x".repeat(3000) }]];
     for (const items of lists) {
-      const body = { model: "m", messages: new JsonItems(items), stream: true };
-      expect(text(body)).toBe(JSON.stringify(body));
-      expect(encodeJsonBody(body).byteLength).toBe(Buffer.byteLength(JSON.stringify(body)));
+      for (const isStable of [() => false, () => true, (item: object) => "b" in item || "d" in item]) {
+        const body = { model: "m", messages: new JsonItems(items, isStable), stream: true };
+        expect(text(body)).toBe(JSON.stringify(body));
+        expect(encodeJsonBody(body).byteLength).toBe(Buffer.byteLength(JSON.stringify(body)));
+      }
     }
   });
 
-  it("a replayed history is sent as the same bytes; a new or edited message is serialised afresh", () => {
+  it("sends a stable item as the same bytes on every call", () => {
+    const kept = { big: "y".repeat(2000) };
+    const first = encodeJsonBody({ messages: new JsonItems([{ a: 1 }, kept], (i) => i === kept) }).chunks;
+    const second = encodeJsonBody({ messages: new JsonItems([{ a: 2 }, kept, { b: 3 }], (i) => i === kept) }).chunks;
+    expect(first.find((c) => c.length === JSON.stringify(kept).length)).toBe(second.find((c) => c.length === JSON.stringify(kept).length));
+  });
+
+  it("a long message keeps its wire form across calls; an edited copy is serialised afresh", () => {
+    const longResult = `notes: ${"the deployment steps. ".repeat(100)}`;
     const history: Message[] = [
       userMessage("what is in notes.md?"),
       assistantMessage("", [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "notes.md" }, rawArguments: '{"path":"notes.md"}' }]),
-      toolMessage("c1", "read", "the deployment steps"),
+      toolMessage("c1", "read", longResult),
       assistantMessage("It lists the deployment steps."),
     ];
     const first = buildChatBody(target, { messages: history });
     const second = buildChatBody(target, { messages: [...history, userMessage("and the rollback?")] });
+    expect(text(first)).toBe(JSON.stringify(first));
     expect(text(second)).toBe(JSON.stringify(second));
     const wire = (body: Record<string, unknown>) => (body.messages as JsonItems).items;
-    // The same message objects keep the same wire objects (whose bytes are cached).
-    wire(first).forEach((m, i) => expect(wire(second)[i]).toBe(m));
-    const edited = { ...history[3]!, content: [{ type: "text" as const, text: "It lists the rollback plan." }] } as Message;
-    const third = buildChatBody(target, { messages: [...history.slice(0, 3), edited] });
-    expect(JSON.parse(text(third)).messages[3]).toEqual({ role: "assistant", content: "It lists the rollback plan." });
-    expect(JSON.parse(text(second)).messages[3]).toEqual({ role: "assistant", content: "It lists the deployment steps." });
+    expect(wire(second)[2]).toBe(wire(first)[2]);
+    expect(wire(second)[2]).toEqual({ role: "tool", tool_call_id: "c1", content: longResult });
+    const edited = { ...history[2]!, content: [{ type: "text" as const, text: `${longResult} And the rollback plan.` }] } as Message;
+    const third = buildChatBody(target, { messages: [...history.slice(0, 2), edited, history[3]!] });
+    expect(wire(third)[2]).not.toBe(wire(first)[2]);
+    expect((JSON.parse(text(third)) as { messages: { content: string }[] }).messages[2]!.content).toBe(`${longResult} And the rollback plan.`);
   });
 });
