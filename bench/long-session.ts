@@ -6,7 +6,7 @@
  * - **tool-heavy turn**: 30 tool rounds, each result 20 KB (`bench-heavy`), in a fresh session.
  * Each case runs in its own process (`--worker`, job in BENCH_JOB), so RSS is the case's own.
  *
- *   npx tsx bench/long-session.ts [--quick]      (or `npm run bench -- --only=long-session`)
+ *   npx tsx bench/long-session.ts [--quick] [--runs=N]   (or `npm run bench -- --only=long-session`)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -182,6 +182,8 @@ if (process.argv.includes("--worker")) {
   }
   process.disconnect?.();
 } else if (process.argv[1]?.endsWith("long-session.ts")) {
-  const rows = await runLongSessionBench(process.argv.includes("--quick") ? LONG_QUICK : LONG_FULL, (l) => process.stderr.write(`  … ${l}\n`));
+  const runs = Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 0);
+  const options = process.argv.includes("--quick") ? LONG_QUICK : LONG_FULL;
+  const rows = await runLongSessionBench(runs > 0 ? { ...options, runs } : options, (l) => process.stderr.write(`  … ${l}\n`));
   process.stdout.write(`${formatLongSessionBench(rows)}\n`);
 }
