@@ -9,6 +9,7 @@
  * serves fresh conversations and ones with long histories.
  * - `bench-loop`: one tool call to `lookup` per round for 2 rounds, then an answer (3 rounds);
  * - `bench-parallel`: 4 calls to `slow_read` in one round, then an answer;
+ * - `bench-heavy`: one call to `big_read` per round for 30 rounds (each result is 20 KB), then an answer;
  * - anything else: an answer straight away.
  * Every response is serialised once at start-up (JSON and SSE), so answering costs a lookup.
  *
@@ -19,7 +20,10 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-type Step = "loop1" | "loop2" | "parallel" | "answer";
+type Step = "loop1" | "loop2" | "parallel" | "answer" | `heavy${number}`;
+
+/** Tool rounds of the `bench-heavy` script. */
+export const HEAVY_ROUNDS = 30;
 
 const ANSWER = "The benchmark answer: 42.";
 
@@ -32,6 +36,7 @@ const TOOL_CALLS: Record<Exclude<Step, "answer">, object[]> = {
   loop2: [call("call_loop_2", "lookup", '{"key":"beta"}')],
   parallel: [0, 1, 2, 3].map((i) => call(`call_par_${i}`, "slow_read", `{"path":"file-${i}.txt"}`)),
 };
+for (let round = 0; round < HEAVY_ROUNDS; round++) TOOL_CALLS[`heavy${round}`] = [call(`call_heavy_${round}`, "big_read", `{"path":"big-${round}.txt"}`)];
 
 const USAGE = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 };
 
@@ -68,7 +73,7 @@ function sse(step: Step): string {
   return `${out}data: [DONE]\n\n`;
 }
 
-const STEPS: Step[] = ["loop1", "loop2", "parallel", "answer"];
+const STEPS: Step[] = ["loop1", "loop2", "parallel", "answer", ...Array.from({ length: HEAVY_ROUNDS }, (_, i) => `heavy${i}` as const)];
 const JSON_BODIES = new Map(STEPS.map((s) => [s, Buffer.from(completion(s))]));
 const SSE_BODIES = new Map(STEPS.map((s) => [s, Buffer.from(sse(s))]));
 
@@ -87,6 +92,10 @@ export function pickStep(body: string): Step {
     return tools === 0 ? "loop1" : tools === 1 ? "loop2" : "answer";
   }
   if (body.includes('"bench-parallel"')) return toolsSinceUser(body) === 0 ? "parallel" : "answer";
+  if (body.includes('"bench-heavy"')) {
+    const tools = toolsSinceUser(body);
+    return tools < HEAVY_ROUNDS ? `heavy${tools}` : "answer";
+  }
   return "answer";
 }
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { formatAgentTurnPrepBench, runAgentTurnPrepBench } from "./agent-turn-prep.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
 import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
+import { LONG_FULL, LONG_QUICK, formatLongSessionBench, runLongSessionBench } from "./long-session.js";
 import { FULL, QUICK, formatPeersBench, runPeersBench } from "./peers-bench.js";
 import type { ColdStartResult } from "./cold-start.js";
 import type { Figure } from "./peers-bench.js";
@@ -37,6 +38,13 @@ const BENCHES: BenchEntry[] = [
     run: async (quick) => {
       const data = await runGatewayBench(quick ? GATEWAY_QUICK : GATEWAY_FULL, progress);
       return { data, table: formatGatewayBench(data) };
+    },
+  },
+  {
+    name: "long-session",
+    run: async (quick) => {
+      const data = await runLongSessionBench(quick ? LONG_QUICK : LONG_FULL, progress);
+      return { data, table: formatLongSessionBench(data) };
     },
   },
   {

@@ -12,7 +12,7 @@ import { Runtime } from "../../src/agent/runtime.js";
 import { loadConfig } from "../../src/config/load.js";
 import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import type { Message } from "../../src/core/messages.js";
-import { lookupTool, slowReadTool } from "./nanobot-tools.js";
+import { bigReadTool, lookupTool, slowReadTool } from "./nanobot-tools.js";
 import type { Contender, ContenderSetup } from "./types.js";
 import { INSTRUCTIONS, priorTurns } from "./types.js";
 
@@ -20,7 +20,7 @@ import { INSTRUCTIONS, priorTurns } from "./types.js";
 class BenchRuntime extends Runtime {
   override async resolveAgent(name?: string, overrides: { modelRef?: string } = {}): Promise<AgentProfile> {
     const profile = await super.resolveAgent(name, overrides);
-    return { ...profile, tools: [...profile.tools, lookupTool, slowReadTool] };
+    return { ...profile, tools: [...profile.tools, lookupTool, slowReadTool, bigReadTool] };
   }
 }
 
@@ -37,6 +37,7 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
         loop: agent("bench-loop"),
         parallel: agent("bench-parallel"),
         chat: agent("bench-chat"),
+        heavy: agent("bench-heavy"),
       },
     }),
   );
@@ -68,6 +69,7 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
     loopTurn: (index) => turn(`bench:loop-${loopHistory}-${index}`, "loop", `Question ${index}: look up alpha and beta.`),
     parallelTurn: () => turn(`bench:parallel-${parallelRuns++}`, "parallel", "Read the four files."),
     chatTurn: (session, text) => turn(`bench:${session}`, "chat", text),
+    heavyTurn: (index) => turn(`bench:heavy-${index}`, "heavy", "Read the thirty files and sum them up."),
     async close() {
       await loop.stop();
       await runtime.close();

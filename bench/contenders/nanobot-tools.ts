@@ -20,3 +20,15 @@ export const slowReadTool: Tool = {
     return `contents of ${String(args.path)}`;
   },
 };
+
+/** 20 KB of text per call (the `bench-heavy` script's tool): what a file read or a web page returns. */
+export const BIG_RESULT_CHARS = 20_000;
+const BIG_LINE = "The deployment notes list every service, its owner, its rollback plan and its alerts. ";
+
+export const bigReadTool: Tool = {
+  name: "big_read",
+  description: "Reads a large file (20 KB).",
+  parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  readOnly: true,
+  execute: async (args) => `${String(args.path)}: ${BIG_LINE.repeat(Math.ceil(BIG_RESULT_CHARS / BIG_LINE.length))}`.slice(0, BIG_RESULT_CHARS),
+};

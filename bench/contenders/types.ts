@@ -21,6 +21,8 @@ export interface Contender {
   parallelTurn(): Promise<string>;
   /** One plain turn (`bench-chat`) in a session that keeps its history across turns. */
   chatTurn(session: string, text: string): Promise<string>;
+  /** One `bench-heavy` turn in a fresh session: 30 rounds of one `big_read` call (20 KB each). */
+  heavyTurn?(index: number): Promise<string>;
   close?(): Promise<void>;
 }
 

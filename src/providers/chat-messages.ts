@@ -3,7 +3,7 @@
  * server). System prompts are hoisted to one leading system message; tool results that carry
  * images are followed by a user message with those images, since `tool` messages are text-only.
  */
-import type { Message, ToolResultContentPart, UserContentPart } from "../core/messages.js";
+import type { AssistantMessage, Message, ToolMessage, ToolResultContentPart, UserContentPart, UserMessage } from "../core/messages.js";
 import { argumentsText, canReplayReasoning, hoistSystem, imageUrl, isImagePart, partAsText, partsAsText } from "./content.js";
 import type { ModelTarget } from "./types.js";
 
@@ -58,28 +58,22 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
     if (m.role !== "tool") flushImages();
     switch (m.role) {
       case "user":
-        out.push({ role: "user", content: userContent(m.content) });
+        // A message's wire form depends on it alone: built once per message object, so its
+        // bytes are cached too (see JsonItems) and a replayed history is not re-serialised.
+        out.push(wireForm(m, plainForms, chatUserMessage));
         break;
-      case "assistant": {
-        const text = m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-        const toolCalls: ChatToolCall[] = [];
-        let reasoning = "";
-        for (const p of m.content) {
-          if (p.type === "toolCall") {
-            toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: argumentsText(p.rawArguments, p.arguments) } });
-          } else if (p.type === "reasoning" && !p.redacted) reasoning += p.text;
-        }
-        const msg: ChatMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
-        if (toolCalls.length) msg.tool_calls = toolCalls;
-        // DeepSeek/Kimi thinking models expect their reasoning back during a tool loop.
-        if (reasoning && canReplayReasoning(m, target)) msg.reasoning_content = reasoning;
-        out.push(msg);
+      case "assistant":
+        if (canReplayReasoning(m, target)) out.push(wireForm(m, reasoningForms, (a) => chatAssistantMessage(a, true)));
+        else out.push(wireForm(m, plainForms, (a) => chatAssistantMessage(a, false)));
         break;
-      }
       case "tool": {
         const images = m.content.filter(isImagePart);
+        if (images.length === 0) {
+          out.push(wireForm(m, plainForms, chatToolMessage));
+          break;
+        }
         const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
-        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || (images.length ? "(see images below)" : "") });
+        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || "(see images below)" });
         for (const img of images) {
           const url = imageUrl(img);
           if (url) pendingImages.push({ type: "image_url", image_url: { url } });
@@ -90,4 +84,61 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
   }
   flushImages();
   return out;
+}
+
+/** Messages with at least this much text keep one wire form (and its cached bytes) per object. */
+export const STABLE_WIRE_CHARS = 1024;
+/** Wire forms by message object: without, and with replayed reasoning. Never mutate one. */
+const plainForms = new WeakMap<Message, ChatMessage>();
+const reasoningForms = new WeakMap<Message, ChatMessage>();
+const stableForms = new WeakSet<ChatMessage>();
+
+/** Whether `form` is a kept wire form (see JsonItems: its bytes are cached, not re-serialised). */
+export function isStableWireForm(form: ChatMessage): boolean {
+  return stableForms.has(form);
+}
+
+function textChars(m: Message): number {
+  let chars = 0;
+  for (const p of m.content) {
+    if (p.type === "text" || p.type === "reasoning") chars += p.text.length;
+    else if (p.type === "toolCall") chars += p.rawArguments.length;
+  }
+  return chars;
+}
+
+/** A short message's wire form is built per call; a long one's once per message object. */
+function wireForm<M extends Message>(m: M, forms: WeakMap<Message, ChatMessage>, build: (m: M) => ChatMessage): ChatMessage {
+  let form = forms.get(m);
+  if (form) return form;
+  form = build(m);
+  if (textChars(m) >= STABLE_WIRE_CHARS) {
+    forms.set(m, form);
+    stableForms.add(form);
+  }
+  return form;
+}
+
+function chatUserMessage(m: UserMessage): ChatMessage {
+  return { role: "user", content: userContent(m.content) };
+}
+
+function chatToolMessage(m: ToolMessage): ChatMessage {
+  return { role: "tool", tool_call_id: m.toolCallId, content: partsAsText(m.content) };
+}
+
+function chatAssistantMessage(m: AssistantMessage, replayReasoning: boolean): ChatMessage {
+  const text = m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+  const toolCalls: ChatToolCall[] = [];
+  let reasoning = "";
+  for (const p of m.content) {
+    if (p.type === "toolCall") {
+      toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: argumentsText(p.rawArguments, p.arguments) } });
+    } else if (p.type === "reasoning" && !p.redacted) reasoning += p.text;
+  }
+  const msg: ChatMessage = { role: "assistant", content: text || (toolCalls.length ? null : "") };
+  if (toolCalls.length) msg.tool_calls = toolCalls;
+  // DeepSeek/Kimi thinking models expect their reasoning back during a tool loop.
+  if (reasoning && replayReasoning) msg.reasoning_content = reasoning;
+  return msg;
 }

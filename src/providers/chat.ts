@@ -7,10 +7,10 @@ import { ProviderError } from "../core/errors.js";
 import type { LLMRequest, ModelEvent, ModelResponse, ModelStream } from "../core/llm.js";
 import { modelErrorEvent } from "../core/llm.js";
 import type { FinishReason, Usage } from "../core/messages.js";
-import { toChatMessages } from "./chat-messages.js";
+import { isStableWireForm, toChatMessages } from "./chat-messages.js";
 import { mapStreamError } from "./error-mapping.js";
 import { joinUrl, parseEventData, streamSse } from "./http.js";
-import { JsonList, stableWireForm } from "./json-body.js";
+import { JsonItems, JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
 import { applyToolExtensions } from "./tool-extensions.js";
@@ -24,7 +24,7 @@ const OPENAI_REASONING_MODEL = /^(o\d|gpt-5)/;
 export function buildChatBody(target: ModelTarget, request: LLMRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: target.model,
-    messages: toChatMessages(request.messages, target),
+    messages: new JsonItems(toChatMessages(request.messages, target), isStableWireForm),
     stream: true,
     stream_options: { include_usage: true },
   };

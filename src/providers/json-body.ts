@@ -18,6 +18,25 @@ export class JsonList<T extends object = object> {
   }
 }
 
+/**
+ * An array that changes on every call while its large items repeat: a conversation's messages,
+ * where each call adds a few to the same history and tool results run to tens of KB. Items
+ * `isStable` says are kept (never mutated) have their bytes cached per object, so they are
+ * serialised and encoded once; the others are serialised with each call, in runs (one
+ * `JSON.stringify` is cheaper than a cache entry for a short message). Serialises as its items
+ * anywhere else.
+ */
+export class JsonItems<T extends object = object> {
+  constructor(
+    readonly items: readonly T[],
+    readonly isStable: (item: T) => boolean = () => false,
+  ) {}
+
+  toJSON(): readonly T[] {
+    return this.items;
+  }
+}
+
 /** A body ready to send: its chunks in order and their total length in bytes. */
 export interface EncodedBody {
   chunks: Buffer[];
@@ -60,12 +79,57 @@ function bytesOfList(list: JsonList): Buffer {
   return bytes;
 }
 
-/** `JSON.stringify(body)` as bytes, with each top-level `JsonList` taken from the cache. */
+const itemBytes = new WeakMap<object, Buffer>();
+
+function bytesOfItem(item: object): Buffer {
+  let bytes = itemBytes.get(item);
+  if (!bytes) {
+    const json = JSON.stringify(item);
+    // Its own allocation: a slice of Node's shared pool would keep a whole 8 KB slab alive.
+    bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(json));
+    bytes.write(json);
+    itemBytes.set(item, bytes);
+  }
+  return bytes;
+}
+
+/** The list's JSON as chunks: cached bytes for stable items, runs of the others serialised now. */
+function chunksOfItems(list: JsonItems, chunks: Buffer[], prefix: string): string {
+  let text = `${prefix}[`;
+  let run: object[] = [];
+  let count = 0;
+  const flushRun = () => {
+    if (run.length === 0) return;
+    text += `${count > 0 ? "," : ""}${JSON.stringify(run).slice(1, -1)}`;
+    count += run.length;
+    run = [];
+  };
+  for (const item of list.items) {
+    if (!list.isStable(item)) {
+      run.push(item);
+      continue;
+    }
+    flushRun();
+    chunks.push(Buffer.from(count > 0 ? `${text},` : text));
+    chunks.push(bytesOfItem(item));
+    text = "";
+    count++;
+  }
+  flushRun();
+  return `${text}]`;
+}
+
+/** `JSON.stringify(body)` as bytes, with each top-level `JsonList` and `JsonItems` taken from the caches. */
 export function encodeJsonBody(body: Record<string, unknown>): EncodedBody {
   const chunks: Buffer[] = [];
   let text = "{";
   let first = true;
   for (const [key, value] of Object.entries(body)) {
+    if (value instanceof JsonItems) {
+      text = chunksOfItems(value, chunks, `${text}${first ? "" : ","}${JSON.stringify(key)}:`);
+      first = false;
+      continue;
+    }
     if (value instanceof JsonList) {
       text += `${first ? "" : ","}${JSON.stringify(key)}:`;
       chunks.push(Buffer.from(text));

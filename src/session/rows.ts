@@ -85,33 +85,42 @@ function parseJson<T>(text: string | null): T | undefined {
 }
 
 export function rowToMessage(row: MessageRow): Message {
-  const meta = parseJson<MessageMeta>(row.flags);
-  const attrs = parseJson<Attrs>(row.attrs) ?? {};
-  const base = { id: row.id, createdAt: row.created_at, ...(meta ? { meta } : {}) };
+  // Object literals in the key order of the old spread form ({ id, createdAt, meta?, role, … }):
+  // every replayed history row passes here, and literals are cheaper than spreads.
+  const meta = row.flags === null ? undefined : (JSON.parse(row.flags) as MessageMeta);
+  const id = row.id;
+  const createdAt = row.created_at;
   switch (row.role) {
-    case "system":
-      return { ...base, role: "system", content: JSON.parse(row.content) as Extract<Message, { role: "system" }>["content"] };
-    case "user":
-      return { ...base, role: "user", content: JSON.parse(row.content) as Extract<Message, { role: "user" }>["content"] };
-    case "tool":
-      return {
-        ...base,
-        role: "tool",
-        toolCallId: row.tool_call_id ?? "",
-        toolName: row.tool_name ?? "",
-        content: JSON.parse(row.content) as Extract<Message, { role: "tool" }>["content"],
-        isError: attrs.isError ?? false,
-      };
+    case "system": {
+      const content = JSON.parse(row.content) as Extract<Message, { role: "system" }>["content"];
+      return meta ? { id, createdAt, meta, role: "system", content } : { id, createdAt, role: "system", content };
+    }
+    case "user": {
+      const content = JSON.parse(row.content) as Extract<Message, { role: "user" }>["content"];
+      return meta ? { id, createdAt, meta, role: "user", content } : { id, createdAt, role: "user", content };
+    }
+    case "tool": {
+      const attrs = parseJson<Attrs>(row.attrs);
+      const content = JSON.parse(row.content) as Extract<Message, { role: "tool" }>["content"];
+      const toolCallId = row.tool_call_id ?? "";
+      const toolName = row.tool_name ?? "";
+      const isError = attrs?.isError ?? false;
+      return meta
+        ? { id, createdAt, meta, role: "tool", toolCallId, toolName, content, isError }
+        : { id, createdAt, role: "tool", toolCallId, toolName, content, isError };
+    }
     case "assistant": {
+      const attrs = parseJson<Attrs>(row.attrs);
       const parts = JSON.parse(row.content) as AssistantContentPart[];
-      const calls = parseJson<ToolCallPart[]>(row.tool_calls) ?? [];
-      const content = attrs.inlineCalls ? parts : [...parts, ...calls];
-      const message: AssistantMessage = { ...base, role: "assistant", content };
+      const content = row.tool_calls === null || attrs?.inlineCalls ? parts : [...parts, ...(JSON.parse(row.tool_calls) as ToolCallPart[])];
+      const message: AssistantMessage = meta ? { id, createdAt, meta, role: "assistant", content } : { id, createdAt, role: "assistant", content };
       const usage = parseJson<Usage>(row.usage);
       if (usage) message.usage = usage;
-      if (attrs.provider !== undefined) message.provider = attrs.provider;
-      if (attrs.model !== undefined) message.model = attrs.model;
-      if (attrs.finishReason !== undefined) message.finishReason = attrs.finishReason;
+      if (attrs) {
+        if (attrs.provider !== undefined) message.provider = attrs.provider;
+        if (attrs.model !== undefined) message.model = attrs.model;
+        if (attrs.finishReason !== undefined) message.finishReason = attrs.finishReason;
+      }
       return message;
     }
   }
@@ -121,3 +130,40 @@ export const MESSAGE_COLUMNS =
   "id, thread_id, seq, role, content, tool_calls, tool_call_id, tool_name, reasoning, usage, created_at, turn_id, flags, attrs";
 export const MESSAGE_PARAMS =
   "@id, @thread_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @reasoning, @usage, @created_at, @turn_id, @flags, @attrs";
+
+/** A row as `SELECT ${MESSAGE_COLUMNS}` returns it in raw mode (values in column order). */
+export type RawMessageRow = [
+  id: string,
+  thread_id: string,
+  seq: number,
+  role: Message["role"],
+  content: string,
+  tool_calls: string | null,
+  tool_call_id: string | null,
+  tool_name: string | null,
+  reasoning: string | null,
+  usage: string | null,
+  created_at: number,
+  turn_id: string | null,
+  flags: string | null,
+  attrs: string | null,
+];
+
+export function rowFromRaw(r: RawMessageRow): MessageRow {
+  return {
+    id: r[0],
+    thread_id: r[1],
+    seq: r[2],
+    role: r[3],
+    content: r[4],
+    tool_calls: r[5],
+    tool_call_id: r[6],
+    tool_name: r[7],
+    reasoning: r[8],
+    usage: r[9],
+    created_at: r[10],
+    turn_id: r[11],
+    flags: r[12],
+    attrs: r[13],
+  };
+}

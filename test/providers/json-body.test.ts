@@ -4,12 +4,13 @@
  * as the fake server receives them.)
  */
 import { describe, expect, it } from "vitest";
-import { JsonList, encodeJsonBody, stableWireForm } from "../../src/providers/json-body.js";
+import { JsonItems, JsonList, encodeJsonBody, stableWireForm } from "../../src/providers/json-body.js";
 import { buildChatBody } from "../../src/providers/chat.js";
 import { buildAnthropicBody } from "../../src/providers/anthropic.js";
 import { ToolRegistry, fixToolSchema } from "../../src/engine/index.js";
 import type { ToolDefinition } from "../../src/core/llm.js";
-import { userMessage } from "../../src/core/index.js";
+import { assistantMessage, toolMessage, userMessage } from "../../src/core/index.js";
+import type { Message } from "../../src/core/index.js";
 import type { Tool } from "../../src/tools/tool.js";
 
 const text = (body: Record<string, unknown>): string => Buffer.concat(encodeJsonBody(body).chunks).toString("utf8");
@@ -105,5 +106,48 @@ describe("adapter bodies with cached tool lists", () => {
     expect(reordered.tools[0]).toEqual({ name: "write", description: "write things", input_schema: definitions[1]!.parameters });
     expect(reordered.tools[1]).toMatchObject({ name: "read", cache_control: { type: "ephemeral" } });
     expect(parse()).toEqual(once);
+  });
+});
+
+describe("conversation messages from cached bytes (JsonItems)", () => {
+  const target = { provider: "custom", model: "m", baseURL: "http://127.0.0.1:1/v1" } as never;
+
+  it("gives JSON.stringify's bytes whichever items are stable, with non-ASCII text", () => {
+    const lists: object[][] = [[], [{ a: 1 }], [{ a: "ü — ✓" }, { b: [1, 2] }, { c: null }, { d: "x".repeat(3000) }]];
+    for (const items of lists) {
+      for (const isStable of [() => false, () => true, (item: object) => "b" in item || "d" in item]) {
+        const body = { model: "m", messages: new JsonItems(items, isStable), stream: true };
+        expect(text(body)).toBe(JSON.stringify(body));
+        expect(encodeJsonBody(body).byteLength).toBe(Buffer.byteLength(JSON.stringify(body)));
+      }
+    }
+  });
+
+  it("sends a stable item as the same bytes on every call", () => {
+    const kept = { big: "y".repeat(2000) };
+    const first = encodeJsonBody({ messages: new JsonItems([{ a: 1 }, kept], (i) => i === kept) }).chunks;
+    const second = encodeJsonBody({ messages: new JsonItems([{ a: 2 }, kept, { b: 3 }], (i) => i === kept) }).chunks;
+    expect(first.find((c) => c.length === JSON.stringify(kept).length)).toBe(second.find((c) => c.length === JSON.stringify(kept).length));
+  });
+
+  it("a long message keeps its wire form across calls; an edited copy is serialised afresh", () => {
+    const longResult = `notes: ${"the deployment steps. ".repeat(100)}`;
+    const history: Message[] = [
+      userMessage("what is in notes.md?"),
+      assistantMessage("", [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "notes.md" }, rawArguments: '{"path":"notes.md"}' }]),
+      toolMessage("c1", "read", longResult),
+      assistantMessage("It lists the deployment steps."),
+    ];
+    const first = buildChatBody(target, { messages: history });
+    const second = buildChatBody(target, { messages: [...history, userMessage("and the rollback?")] });
+    expect(text(first)).toBe(JSON.stringify(first));
+    expect(text(second)).toBe(JSON.stringify(second));
+    const wire = (body: Record<string, unknown>) => (body.messages as JsonItems).items;
+    expect(wire(second)[2]).toBe(wire(first)[2]);
+    expect(wire(second)[2]).toEqual({ role: "tool", tool_call_id: "c1", content: longResult });
+    const edited = { ...history[2]!, content: [{ type: "text" as const, text: `${longResult} And the rollback plan.` }] } as Message;
+    const third = buildChatBody(target, { messages: [...history.slice(0, 2), edited, history[3]!] });
+    expect(wire(third)[2]).not.toBe(wire(first)[2]);
+    expect((JSON.parse(text(third)) as { messages: { content: string }[] }).messages[2]!.content).toBe(`${longResult} And the rollback plan.`);
   });
 });

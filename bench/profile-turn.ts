@@ -1,0 +1,165 @@
+/**
+ * Profiles one contender's `bench-loop` turn at a given history length, in-process, with the V8
+ * sampling profiler switched on only around the measured turns (set-up and warm-up left out):
+ *
+ *   npx tsx bench/profile-turn.ts --history=1000 [--turns=40] [--warmup=10] [--contender=nanobot-loop]
+ *                                 [--out=bench/profiles/loop-1000] [--no-profile] [--workload=loop|steady|heavy]
+ *
+ * `loop` (default): each turn in its own session seeded with `history` messages (as the peers
+ * bench); `steady`: every turn in ONE session seeded with `history` messages, after its first
+ * turn; `heavy`: the `bench-heavy` turn (30 tool rounds of 20 KB), fresh session each.
+ *
+ * Prints CPU per turn and writes `<out>.md`, the top functions by self and by total time (the
+ * summary kept in git), and `<out>.cpuprofile` (open it in Chrome DevTools or speedscope for the
+ * flame graph; not committed). `--no-profile` only measures, for quick A/B runs.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import type { Profiler } from "node:inspector";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import type { CreateContender } from "./contenders/types.js";
+import { EXPECTED_ANSWER } from "./contenders/types.js";
+import { sharedTokenEstimator } from "../src/engine/tokens/estimator.js";
+import { REPO_DIR, startFakeLLMProcess } from "./support/processes.js";
+
+function arg(name: string, fallback: string): string {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
+
+const history = Number(arg("history", "1000"));
+const turns = Number(arg("turns", "40"));
+const warmup = Number(arg("warmup", "10"));
+const contenderName = arg("contender", "nanobot-loop");
+const profile = !process.argv.includes("--no-profile");
+const workload = arg("workload", "loop");
+const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}`;
+const out = arg("out", join("bench", "profiles", `${contenderName}-${stem}`));
+
+interface FunctionCost {
+  name: string;
+  where: string;
+  selfUs: number;
+  totalUs: number;
+}
+
+/** Self and total (inclusive) time per function, from the profile's samples. */
+function summarise(p: Profiler.Profile): { costs: FunctionCost[]; totalUs: number } {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const hits = new Map<number, number>();
+  const deltas = p.timeDeltas ?? [];
+  (p.samples ?? []).forEach((id, i) => hits.set(id, (hits.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0)));
+  const key = (n: Profiler.ProfileNode) => {
+    const f = n.callFrame;
+    const file = f.url ? relative(REPO_DIR, f.url.replace(/^file:\/\//, "")) : "";
+    // tsx-loaded sources report line 1; a line is only worth showing for plain JS.
+    return { name: f.functionName || "(anonymous)", where: file && f.lineNumber > 0 ? `${file}:${f.lineNumber + 1}` : file };
+  };
+  const costs = new Map<string, FunctionCost>();
+  const cost = (n: Profiler.ProfileNode) => {
+    const k = key(n);
+    const id = `${k.name}@${k.where}`;
+    let c = costs.get(id);
+    if (!c) costs.set(id, (c = { ...k, selfUs: 0, totalUs: 0 }));
+    return c;
+  };
+  let totalUs = 0;
+  for (const [id, us] of hits) {
+    const node = byId.get(id)!;
+    if (node.callFrame.functionName === "(idle)") continue;
+    totalUs += us;
+    cost(node).selfUs += us;
+    // Inclusive time once per function per stack (recursion counted once).
+    const seen = new Set<FunctionCost>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const c = cost(byId.get(at)!);
+      if (!seen.has(c)) {
+        seen.add(c);
+        c.totalUs += us;
+      }
+    }
+  }
+  return { costs: [...costs.values()], totalUs };
+}
+
+function table(costs: FunctionCost[], by: "selfUs" | "totalUs", totalUs: number, perTurn: number, rows = 30): string {
+  const lines = ["| function | where | ms/turn | % |", "| --- | --- | ---: | ---: |"];
+  for (const c of [...costs].sort((a, b) => b[by] - a[by]).slice(0, rows)) {
+    if (c.name === "(root)" || c.name === "(program)") continue;
+    lines.push(`| \`${c.name}\` | ${c.where} | ${(c[by] / 1000 / perTurn).toFixed(3)} | ${((100 * c[by]) / totalUs).toFixed(1)} |`);
+  }
+  return lines.join("\n");
+}
+
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+async function main(): Promise<void> {
+  for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
+  const fake = await startFakeLLMProcess(0);
+  const workDir = mkdtempSync(join(tmpdir(), "nanobot-profile-"));
+  process.env.HOME = workDir;
+  try {
+    const mod = (await import(`./contenders/${contenderName}.js`)) as { createContender: CreateContender };
+    const c = await mod.createContender({ baseURL: fake.baseURL, workDir });
+    const check = (a: string) => {
+      if (a.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(a)}`);
+    };
+    const run = (i: number) => (workload === "heavy" ? c.heavyTurn!(i) : c.loopTurn(workload === "steady" ? 0 : i));
+    if (workload === "loop") await c.prepareLoop(history, warmup + turns);
+    else if (workload === "steady") await c.prepareLoop(history, 1);
+    for (let i = 0; i < warmup; i++) check(await run(i));
+    // The tokenizer loads in the background after the first tool call: not part of a turn's cost.
+    await sharedTokenEstimator("custom/bench-loop").load();
+    await fake.reset(0);
+    const session = new Session();
+    if (profile) {
+      session.connect();
+      await session.post("Profiler.enable");
+      await session.post("Profiler.setSamplingInterval", { interval: 100 });
+      await session.post("Profiler.start");
+    }
+    const cpu0 = cpuUs();
+    for (let i = warmup; i < warmup + turns; i++) check(await run(i));
+    const cpuMs = (cpuUs() - cpu0) / 1000 / turns;
+    const requests = (await fake.stats()).requests / turns;
+    process.stdout.write(`${contenderName} @ ${history} prior msgs: ${cpuMs.toFixed(2)} ms CPU/turn, ${requests} LLM requests/turn\n`);
+    if (profile) {
+      const { profile: p } = await session.post("Profiler.stop");
+      session.disconnect();
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(`${out}.cpuprofile`, JSON.stringify(p));
+      const { costs, totalUs } = summarise(p);
+      writeFileSync(
+        `${out}.md`,
+        [
+          `# ${contenderName}: ${workload} workload at ${history} prior messages`,
+          "",
+          `\`npx tsx bench/profile-turn.ts --workload=${workload} --history=${history} --turns=${turns} --contender=${contenderName}\`: ${turns} measured turns after ${warmup} warm-up turns,`,
+          `${cpuMs.toFixed(2)} ms process CPU per turn (${requests} LLM requests per turn), sampled every 100 µs.`,
+          "",
+          "## Top functions by self time",
+          "",
+          table(costs, "selfUs", totalUs, turns),
+          "",
+          "## Top functions by total time (inclusive)",
+          "",
+          table(costs, "totalUs", totalUs, turns, 45),
+          "",
+        ].join("\n"),
+      );
+      process.stdout.write(`wrote ${out}.md and ${out}.cpuprofile\n`);
+    }
+    await c.close?.();
+  } finally {
+    await fake.close();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+await main();
