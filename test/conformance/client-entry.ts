@@ -9,7 +9,8 @@
  * the pre-registration and client_credentials scenarios, which become `mcpServers.<x>.oauth`.
  */
 import { McpClientManager } from "../../src/mcp/manager.js";
-import type { ElicitationResponse, McpOAuthSpec, McpServerSpec } from "../../src/mcp/types.js";
+import { ElicitationRouter } from "../../src/mcp/elicitation-router.js";
+import type { McpOAuthSpec, McpServerSpec } from "../../src/mcp/types.js";
 
 /** What the suite serves at this address; its authorization server accepts it as a client ID metadata document. */
 const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
@@ -50,17 +51,6 @@ async function followAuthorization(_server: string, authorizationUrl: URL): Prom
   return code;
 }
 
-/** Accepts a form with its defaults when every required field has one (SEP-1034). */
-function acceptDefaults(schema: Record<string, unknown> | undefined): ElicitationResponse {
-  const properties = (schema?.properties ?? {}) as Record<string, { default?: unknown }>;
-  const required = (schema?.required ?? []) as string[];
-  const content: Record<string, string | number | boolean | string[]> = {};
-  for (const [name, prop] of Object.entries(properties)) {
-    if (prop.default !== undefined) content[name] = prop.default as string | number | boolean | string[];
-  }
-  return required.every((name) => name in content) ? { action: "accept", content } : { action: "decline" };
-}
-
 /** Arguments that satisfy a tool's input schema well enough for the suite's fixture tools. */
 function argumentsFor(schema: { properties?: Record<string, { type?: string }> }): Record<string, unknown> {
   const args: Record<string, unknown> = {};
@@ -81,7 +71,8 @@ async function main(): Promise<number> {
     { conformance: spec },
     {
       oauthAuthorize: followAuthorization,
-      elicitation: async (request) => acceptDefaults(request.requestedSchema),
+      // nanobot's own policy for a face with no user, as `mcp.elicitation: "defaults"` sets it.
+      elicitation: new ElicitationRouter({ unattended: "defaults" }).handle,
       clientName: "nanobot-conformance",
     },
   );
