@@ -232,7 +232,13 @@ export class McpConnection {
     } catch (err) {
       if (this.closed || !shouldFallBackToSse(this.spec, type, err)) throw err;
       this.options.log?.("info", "MCP server refused Streamable HTTP, trying SSE", { server: this.name, error: errorMessage(err) });
-      return this.openOver("sse");
+      try {
+        return await this.openOver("sse");
+      } catch (sseErr) {
+        // Neither transport answered: the Streamable HTTP refusal names the real problem (a 404, say).
+        this.options.log?.("debug", "SSE fallback failed too", { server: this.name, error: errorMessage(sseErr) });
+        throw new Error(`${errorMessage(err)} (SSE tried too)`, { cause: err });
+      }
     }
   }
 

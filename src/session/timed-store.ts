@@ -6,12 +6,13 @@
 export type StoreCallListener = (operation: string, ms: number, ok: boolean) => void;
 
 export function timedStore<T extends object>(store: T, report: StoreCallListener): T {
-  const wrapped = new Map<PropertyKey, unknown>();
+  // Keyed by the method itself, so a method replaced on the store (a test's fault injection) is the one called.
+  const wrapped = new WeakMap<object, unknown>();
   return new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== "function" || typeof property !== "string" || property === "constructor") return value;
-      let fn = wrapped.get(property);
+      let fn = wrapped.get(value);
       if (!fn) {
         const method = value as (...args: unknown[]) => unknown;
         // Called on the store itself: its own inner calls are not reported again.
@@ -30,7 +31,7 @@ export function timedStore<T extends object>(store: T, report: StoreCallListener
             },
           );
         };
-        wrapped.set(property, fn);
+        wrapped.set(value, fn);
       }
       return fn;
     },

@@ -150,7 +150,9 @@ describe("transport selection", () => {
     open.push(srv);
     const manager = await connect({ locked: { url: `${srv.base}/mcp` } });
     expect(manager.failures().map((f) => f.server)).toEqual(["locked"]);
-    expect(srv.seen.filter((l) => l.startsWith("GET"))).toEqual([]);
+    // No SSE stream was opened on the URL (OAuth discovery may read /.well-known/… documents).
+    expect(srv.seen.filter((l) => l.startsWith("GET") && !l.startsWith("GET /.well-known/"))).toEqual([]);
+    expect(manager.failures()[0]?.reason).not.toContain("SSE");
   });
 
   it("the config leaves a URL's transport open (no type: http forced before the /sse rule)", () => {
