@@ -3,24 +3,12 @@
  * LLM received: topP, truncation, reasoning{effort,summary} and toolExtensions on the chat and
  * responses APIs; threadName (its own thread in the session) and chat: false (nothing saved).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { project } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { project, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 const GO_FIELDS = {
   topP: 0.25,

@@ -7,27 +7,15 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { REPO, project, systemPromptOf } from "./helpers.js";
+import { REPO, project, systemPromptOf, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
 const FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures/research-bot/nanobot.yaml");
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 type Body = { model: string; messages: Array<{ role: string; content: unknown; tool_calls?: unknown }>; tools?: Array<{ function?: { name: string } }>; tool_choice?: unknown };
 const toolNames = (body: Body): string[] => (body.tools ?? []).map((t) => t.function?.name ?? "");

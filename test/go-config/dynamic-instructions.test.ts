@@ -4,24 +4,12 @@
  * `prompts` templates, `publish.introduction`'s sibling rules, and the errors when a reference
  * resolves to nothing or a required env variable is missing.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { project, stdioServer, systemPromptOf } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { project, stdioServer, systemPromptOf, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 function goConfig(agent: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

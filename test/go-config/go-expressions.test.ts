@@ -5,24 +5,12 @@
  * one fails the turn naming it; Go's `call()` helper is named as unsupported; in other keys
  * (substituted at load) an expression stays literal and `config check` says so.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { project, stdioServer, systemPromptOf } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { project, stdioServer, systemPromptOf, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 function goConfig(agent: Record<string, unknown>, extra: Record<string, unknown> = {}, serverEnv: Record<string, string> = {}): Record<string, unknown> {
   return {

@@ -12,6 +12,9 @@ import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { main } from "../../src/cli/main.js";
 import type { CliIo } from "../../src/cli/io.js";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { startFakeLLM } from "../fakes/fake-llm.js";
+import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { freePort } from "../mcp/helpers.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -60,8 +63,41 @@ export interface Project {
   cleanup(): Promise<void>;
 }
 
+/** Project directories made by `project()` since the last `removeProjects()`. */
+const liveRoots = new Set<string>();
+
+async function removeProjects(): Promise<void> {
+  const roots = [...liveRoots];
+  liveRoots.clear();
+  await Promise.all(roots.map((root) => rm(root, { recursive: true, force: true })));
+}
+
+/**
+ * The set-up a Go-config test file shares: one fake LLM for the file (started before its tests,
+ * closed after them) and every project a test made removed after that test. Returns the fake,
+ * usable from the tests once it has started.
+ */
+export function goConfigSuite(): FakeLLM {
+  let started: FakeLLM | undefined;
+  beforeAll(async () => {
+    started = await startFakeLLM();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  afterEach(removeProjects);
+  return new Proxy({} as FakeLLM, {
+    get(_target, key) {
+      if (!started) throw new Error("the fake LLM starts in beforeAll; use it inside a test");
+      const value = Reflect.get(started, key, started) as unknown;
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(started) : value;
+    },
+  });
+}
+
 export async function project(baseEnv: Record<string, string> = {}): Promise<Project> {
   const root = await mkdtemp(path.join(tmpdir(), "nanobot-go-config-"));
+  liveRoots.add(root);
   const home = path.join(root, "nbhome");
   await mkdir(home, { recursive: true });
   return {

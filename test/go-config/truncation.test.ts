@@ -5,24 +5,12 @@
  * its `maxToolResultChars` offload (a short preview and a file) for a 20,000-character result.
  */
 import { readFile, stat } from "node:fs/promises";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { project, stdioServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { project, stdioServer, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 const BIG = 60 * 1024;
 

@@ -4,24 +4,12 @@
  * is summarised and the run continues from the summary. Through `nanobot agent -m` with a Go
  * agent whose `contextWindow` is small and a real stdio MCP tool returning 50 KiB.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startFakeLLM } from "../fakes/fake-llm.js";
-import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { project, stdioServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { project, stdioServer, goConfigSuite } from "./helpers.js";
 import type { Project } from "./helpers.js";
 
-let fake: FakeLLM;
+const fake = goConfigSuite();
 let p: Project;
-
-beforeAll(async () => {
-  fake = await startFakeLLM();
-});
-afterAll(async () => {
-  await fake.close();
-});
-afterEach(async () => {
-  await p?.cleanup();
-});
 
 type Body = { messages: Array<{ role: string; content: unknown }>; tools?: unknown[] };
 const wire = (i: number): Body => fake.requests[i]?.body as Body;
