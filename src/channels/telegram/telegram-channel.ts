@@ -184,9 +184,11 @@ export class TelegramChannel implements Channel {
     });
     if (!input) return;
     const chatId = input.chatId;
-    await this.deps.gate.receive(input, async (text) => {
+    const outcome = await this.deps.gate.receive(input, async (text) => {
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.api().sendMessage(chatIdFor(chatId), text), classifyTelegramError);
     });
+    // "typing…" from the moment the message is handed to the agent until the reply is sent.
+    if (outcome === "forwarded") void this.typing.start(chatId);
   }
 
   private async download(fileId: string, item: Omit<MediaItem, "path">, uniqueId: string): Promise<MediaItem | undefined> {

@@ -117,6 +117,28 @@ export function runChannelKit(platform: KitPlatform): void {
     });
   });
 
+  describe(`${platform.channel} kit: typing`, () => {
+    const works = platform.typing === true;
+    it(works ? "shows typing from the forwarded message until the reply is sent" : `sends no typing indicator (${String(platform.typing)})`, async () => {
+      const s = await start({ allowFrom: [alice.id] });
+      await s.userSays(alice, "think hard", { chat: "dm" });
+      const inbound = await nextInbound(s.bus);
+      if (!works) {
+        await reply(s, inbound.chatId, { id: "typing-0", content: "done" });
+        expect(s.typing()).toEqual([]);
+        return;
+      }
+      await waitFor(() => s.typing().length === 1, "the typing indicator");
+      expect(s.typing()).toEqual([s.dmChat(alice)]);
+      s.clock.advance(platform.typingRefreshMs ?? 4000);
+      await waitFor(() => s.typing().length === 2, "the refreshed typing indicator");
+      await reply(s, inbound.chatId, { id: "typing-1", content: "done" });
+      s.clock.advance(60_000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(s.typing()).toHaveLength(2);
+    });
+  });
+
   describe(`${platform.channel} kit: media`, () => {
     it("downloads an image the user sent into the home's media folder and hands it to the model as an image", async () => {
       const s = await start({ allowFrom: [alice.id] });

@@ -94,6 +94,7 @@ export async function startDiscord(
       fake.dropGateway();
     },
     connections: () => fake.sessions(),
+    typing: () => [...fake.typing],
     async close() {
       await manager.stopAll();
       await fake.close();
@@ -106,6 +107,8 @@ export const discordPlatform: KitPlatform = {
   channel: "discord",
   textLimit: 2000,
   edits: true,
+  typing: true,
+  typingRefreshMs: 8000,
   users: { alice: { id: "2000000000000000001", username: "alice" }, mallory: { id: "3000000000000000001", username: "mallory" } },
   // Discord threads every reply that names the asking message; nothing to switch on.
   replyConfig: {},

@@ -58,6 +58,8 @@ export interface KitSession {
   dropConnection(): Promise<void>;
   /** How many times the channel (re)connected to the platform's event stream so far. */
   connections(): number;
+  /** Chat ids the platform was told "typing…" for, in order (one entry per indicator sent). */
+  typing(): string[];
   close(): Promise<void>;
 }
 
@@ -73,6 +75,14 @@ export interface KitPlatform {
   textLimit: number;
   /** Whether streamed replies are previewed by editing one message. */
   edits: boolean;
+  /**
+   * How the platform shows that the bot is working: `true` when it has a typing indicator the
+   * channel sends from the moment a message is forwarded until the reply is sent; a string
+   * saying why not when it has none (the kit then checks that nothing is sent for it).
+   */
+  typing: true | string;
+  /** How often the channel repeats the typing indicator while the agent works (ms). */
+  typingRefreshMs?: number;
   users: { alice: KitUser; mallory: KitUser };
   /** Channel settings that make the bot thread its reply to the asking message. */
   replyConfig: Record<string, unknown>;

@@ -20,6 +20,7 @@ export const telegramPlatform: KitPlatform = {
   channel: "telegram",
   textLimit: 4096,
   edits: true,
+  typing: true,
   users: { alice: { id: "42", username: "alice" }, mallory: { id: "666", username: "mallory" } },
   replyConfig: { replyToMessage: true },
   codeBlocksClosed: (text) => (text.match(/<pre>/g) ?? []).length === (text.match(/<\/pre>/g) ?? []).length,
@@ -106,6 +107,7 @@ export const telegramPlatform: KitPlatform = {
         }
         return connections;
       },
+      typing: () => fake.callsOf("sendChatAction").map((call) => String(call.params.chat_id)),
       async close() {
         await manager.stopAll();
         await fake.close();
