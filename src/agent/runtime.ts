@@ -190,6 +190,24 @@ export class Runtime {
     return (await this.mcp()).failures();
   }
 
+  /**
+   * Connects a configured MCP server again (after an OAuth login from the web UI): its tools are
+   * there from the next turn on. Resolves with the failure, if it still cannot connect.
+   */
+  async reconnectMcp(name: string): Promise<string | undefined> {
+    const spec = this.config.mcpServers[name];
+    if (!spec) return `no MCP server named ${name} in the config`;
+    const manager = await this.mcp();
+    await manager.removeServer(name);
+    const failure = await manager.addServer(name, spec);
+    this.mcpFailed = this.mcpFailed.filter((f) => f.server !== name);
+    if (failure !== undefined) {
+      await manager.removeServer(name);
+      this.mcpFailed.push({ server: name, reason: failure });
+    }
+    return failure;
+  }
+
   /** MCP servers that failed to start, once their start finished (empty before, and when none failed). */
   mcpStartFailures(): McpServerFailure[] {
     return [...this.mcpFailed];

@@ -14,6 +14,9 @@ import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
 import type { CloseTurnOptions, SessionStore } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
+import { externalTool } from "../tools/external-tool.js";
+import type { ToolDefinition } from "../core/llm.js";
+import { toolMessage } from "../core/message-helpers.js";
 import { prepareGoTurn } from "./go-hooks.js";
 import { refusedBuiltins } from "./permissions.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
@@ -34,6 +37,10 @@ export interface SessionTurnInput {
   systemExtra?: string;
   /** Called once the turn is persisted (a caller settling a failure needs its id). */
   onTurnBegun?: (turnId: string) => void;
+  /** Tools the caller runs itself (the OpenAI API's `tools[]`); a call to one ends the turn with `external_tool`. */
+  externalTools?: readonly ToolDefinition[];
+  /** The caller's answers to the external calls the turn stopped at: resumes that turn (no new message). */
+  toolResults?: ReadonlyArray<{ toolCallId: string; content: string }>;
 }
 
 export interface SessionTurnResult extends RunResult {
@@ -157,30 +164,50 @@ export async function closeThrownTurn(store: SessionStore, turnId: string, err: 
 export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput): Promise<SessionTurnResult> {
   const store = runtime.store();
   const { profile, sessionKey } = input;
-  const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal, profile.config?.prompts);
-  const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
-  if (prepared.warning) input.onEvent?.({ type: "warning", message: prepared.warning });
-  const user = prepared.message;
-  const turn = await store.beginTurn(sessionKey, user);
+  const estimator = sharedTokenEstimator(profile.modelRef);
+  const loadHistory = (): Promise<Message[]> => store.loadHistory(sessionKey, { tokenBudget: historyBudget(profile), estimate: (m) => estimator.message(m) });
+  let warning: string | undefined;
+  let turnId: string;
+  let opening: () => Promise<Message[]>;
+  if (input.toolResults) {
+    // The open turn's messages come back from the store; the history before it is replayed as usual.
+    const history = await loadHistory();
+    const resumed = await store.resumeTurn(sessionKey, input.toolResults.map((r) => toolMessage(r.toolCallId, "", r.content)));
+    turnId = resumed.handle.turnId;
+    opening = async () => [...history, ...resumed.messages];
+  } else {
+    const content = await expandUiPrompt(runtime, profile.tools, input.content, input.signal, profile.config?.prompts);
+    const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
+    warning = prepared.warning;
+    if (warning) input.onEvent?.({ type: "warning", message: warning });
+    const user = prepared.message;
+    turnId = (await store.beginTurn(sessionKey, user)).turnId;
+    opening = async () => {
+      const history = await loadHistory();
+      return history.some((m) => m.id === user.id) ? history : [...history, user];
+    };
+  }
+  const turn = { turnId };
   input.onTurnBegun?.(turn.turnId);
   try {
-    const estimator = sharedTokenEstimator(profile.modelRef);
-    const history = await store.loadHistory(sessionKey, { tokenBudget: historyBudget(profile), estimate: (m) => estimator.message(m) });
     const system = [profile.instructions, input.systemExtra].filter(Boolean).join("\n\n");
-    const messages: Message[] = [systemMessage(system), ...history];
-    if (!history.some((m) => m.id === user.id)) messages.push(user);
+    const messages: Message[] = [systemMessage(system), ...(await opening())];
+    // The caller's own tools win a name clash with the agent's.
+    const external = (input.externalTools ?? []).map(externalTool);
+    const tools = external.length > 0 ? [...profile.tools.filter((t) => !external.some((e) => e.name === t.name)), ...external] : undefined;
     const outcome = await runTurnEngine(runtime, {
       turnId: turn.turnId,
       sessionKey,
       profile,
       messages,
+      ...(tools ? { tools } : {}),
       signal: input.signal,
       onEvent: input.onEvent,
       drainInjections: input.drainInjections,
       hooks: input.hooks,
     });
     await saveTurnOutcome(store, turn.turnId, outcome);
-    return { ...outcome.result, sessionKey, turnId: turn.turnId, ...(prepared.warning ? { warnings: [prepared.warning] } : {}) };
+    return { ...outcome.result, sessionKey, turnId: turn.turnId, ...(warning ? { warnings: [warning] } : {}) };
   } catch (err) {
     await closeThrownTurn(store, turn.turnId, err);
     runtime.logger.error("turn failed", { sessionKey, error: errorMessage(err) });

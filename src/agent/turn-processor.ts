@@ -112,9 +112,6 @@ export class DirectTurnProcessor implements TurnProcessor {
   }
 
   private async run(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
-    if (request.externalTools?.length || request.toolResults) {
-      return thrownTurnReply(request.sessionKey, new Error("external tools need the AgentLoop (the gateway); DirectTurnProcessor does not run them"));
-    }
     let turnId: string | undefined;
     try {
       const profile = await this.runtime.resolveAgent(request.agent);
@@ -127,6 +124,8 @@ export class DirectTurnProcessor implements TurnProcessor {
         onTurnBegun: (id) => {
           turnId = id;
         },
+        ...(request.externalTools?.length ? { externalTools: request.externalTools } : {}),
+        ...(request.toolResults ? { toolResults: request.toolResults } : {}),
       });
       return {
         content: result.content,
@@ -137,6 +136,7 @@ export class DirectTurnProcessor implements TurnProcessor {
         turnId: result.turnId,
         ...(result.stopReason === "error" ? { error: errorLine(result.error), errorKind: turnErrorKind(result.error) } : {}),
         ...(result.warnings ? { warnings: result.warnings } : {}),
+        ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
       };
     } catch (error) {
       const stopped = isAbortError(error) || options.signal?.aborted === true;

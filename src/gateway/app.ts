@@ -9,6 +9,7 @@ import { bodyLimit } from "hono/body-limit";
 import { ActiveTurns } from "./active-turns.js";
 import { bearerAuth } from "./auth.js";
 import { channelRoutes } from "./channel-routes.js";
+import { MCP_OAUTH_CALLBACK_PATH, mcpLoginRoutes } from "./mcp-login-routes.js";
 import { browserGuard } from "./browser-guard.js";
 import { PendingElicitations, elicitationRoutes } from "./elicitation.js";
 import { eventRoutes } from "./event-routes.js";
@@ -43,7 +44,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.get("/health", (c) => c.json({ status: "ok" }));
   // Before auth: a rebinding or cross-site request is refused whether or not a key is set.
   app.use("*", browserGuard(deps.hostPolicy ?? {}, { isOpen: (path) => path === "/health" }));
-  app.use("*", bearerAuth(deps.apiKey, (path) => !PROTECTED.test(path)));
+  // The OAuth redirect is a browser navigation without the key; its single-use `state` admits it.
+  app.use("*", bearerAuth(deps.apiKey, (path) => !PROTECTED.test(path) || path === MCP_OAUTH_CALLBACK_PATH));
   app.use("*", async (c, next) => {
     if (draining && PROTECTED.test(c.req.path)) throw shuttingDown();
     return next();
@@ -72,6 +74,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.route("/api", elicitationRoutes(elicitations));
   const observers = deps.observers ?? deps.processor.observers;
   if (observers) app.route("/api", eventRoutes(observers));
+  if (deps.mcpLogins) app.route("/api", mcpLoginRoutes(deps.mcpLogins));
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));
   const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore });

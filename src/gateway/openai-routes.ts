@@ -25,7 +25,9 @@ import {
   withWarnings,
 } from "./openai-format.js";
 import type { CompletionMeta } from "./openai-format.js";
+import { IdempotentRequests, idempotencyKeyOf, requestFingerprint } from "./idempotency.js";
 import { runGatewayTurn } from "./run-turn.js";
+import type { GatewayTurnResult } from "./run-turn.js";
 import { serverTiming } from "./server-timing.js";
 import { DEFAULT_AGENT, DEFAULT_TIMEOUT_MS } from "./types.js";
 import type { GatewayDeps } from "./types.js";
@@ -35,9 +37,17 @@ export function modelNames(deps: GatewayDeps): string[] {
   return [DEFAULT_AGENT, ...deps.agents.filter((a) => a !== DEFAULT_AGENT)];
 }
 
+/**
+ * Runs the request's turn; with an `Idempotency-Key`, at most once per key and session (a repeat
+ * gets the first answer). A keyed turn is not stopped when its client goes away: the client's
+ * retry is meant to collect its answer.
+ */
+type TurnRunner = (options: { signal?: AbortSignal; onEvent?: (event: AgentEvent) => void }) => Promise<GatewayTurnResult & { replayed?: boolean }>;
+
 export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
   const app = new Hono();
   const created = nowSeconds();
+  const idempotent = new IdempotentRequests(deps.store);
 
   app.get("/models", (c) =>
     c.json({
@@ -55,7 +65,13 @@ export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
     const known = modelNames(deps);
     if (!known.includes(input.model)) throw modelNotFound(input.model, known);
     const meta: CompletionMeta = { id: completionId(), created: nowSeconds(), model: input.model };
-    return input.stream ? streamCompletion(c, deps, turns, input, meta) : completeOnce(c, deps, turns, input, meta, started);
+    const key = idempotencyKeyOf(c.req.header("idempotency-key"));
+    const request = turnRequest(input);
+    const run: TurnRunner =
+      key === undefined
+        ? (options) => runGatewayTurn(deps, turns, request, options)
+        : (options) => idempotent.run(input.sessionKey, key, requestFingerprint(body), () => runGatewayTurn(deps, turns, request, { ...options, signal: undefined }));
+    return input.stream ? streamCompletion(c, deps, input, meta, run) : completeOnce(c, deps, meta, started, run);
   });
 
   return app;
@@ -72,9 +88,10 @@ function turnRequest(input: ChatTurnInput): TurnRequest {
   };
 }
 
-async function completeOnce(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta, started: number): Promise<Response> {
+async function completeOnce(c: Context, deps: GatewayDeps, meta: CompletionMeta, started: number, run: TurnRunner): Promise<Response> {
   const warnings = new TurnWarnings();
-  const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: c.req.raw.signal, onEvent: warnings.onEvent });
+  const { reply, timedOut: late, replayed } = await run({ signal: c.req.raw.signal, onEvent: warnings.onEvent });
+  if (replayed) c.header("idempotent-replayed", "true");
   if (late) throw timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   throwIfFailed(reply);
   c.header("server-timing", serverTiming(reply.timings, performance.now() - started));
@@ -117,7 +134,7 @@ class TurnWarnings {
   }
 }
 
-function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, input: ChatTurnInput, meta: CompletionMeta): Response {
+function streamCompletion(c: Context, deps: GatewayDeps, input: ChatTurnInput, meta: CompletionMeta, run: TurnRunner): Response {
   return streamSSE(c, async (stream) => {
     const client = new AbortController();
     stream.onAbort(() => client.abort());
@@ -134,7 +151,8 @@ function streamCompletion(c: Context, deps: GatewayDeps, turns: ActiveTurns, inp
       chain = chain.then(() => send(data));
     };
     try {
-      const { reply, timedOut: late } = await runGatewayTurn(deps, turns, turnRequest(input), { signal: client.signal, onEvent });
+      // A repeat of a keyed request has no deltas: its answer is sent whole below.
+      const { reply, timedOut: late } = await run({ signal: client.signal, onEvent });
       await chain;
       if (late) return await sendError(stream, timedOut(deps.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS));
       throwIfFailed(reply);

@@ -20,6 +20,8 @@ import { startGatewayServer } from "./server.js";
 import type { GatewayServer } from "./server.js";
 import type { GatewayDeps } from "./types.js";
 import type { ChannelListEntry } from "../channels/channel-manager.js";
+import { McpWebLogins } from "../mcp/oauth/web-logins.js";
+import { needsLoginMessage } from "../mcp/oauth/needs-login.js";
 
 /** `dist/web` from both `src/gateway/` (tsx) and `dist/gateway/` (built). */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL("../../dist/web", import.meta.url));
@@ -97,7 +99,20 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     observeStore: (listener) => runtime.observeStore(listener),
     log: (level, msg, data) => runtime.logger[level](msg, data),
     ...(options.channels ? { channels: options.channels } : {}),
+    ...(Object.keys(config.mcpServers).length > 0 ? { mcpLogins: webLoginsFor(runtime) } : {}),
   };
+}
+
+/** Logins to remote MCP servers given from the web UI (the redirect comes back to the gateway). */
+function webLoginsFor(runtime: Runtime): McpWebLogins {
+  return new McpWebLogins({
+    home: runtime.home,
+    env: runtime.env,
+    servers: () => runtime.config.mcpServers,
+    needed: () => runtime.mcpStartFailures().filter((f) => f.reason.includes(needsLoginMessage(f.server))).map((f) => f.server),
+    reconnect: (server) => runtime.reconnectMcp(server),
+    log: (level, msg, data) => runtime.logger[level](msg, data),
+  });
 }
 
 /** Why the model cannot be used (no key for its provider, no base URL, …), without calling it. */
@@ -136,6 +151,7 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
     notices: deps.notices ?? (() => []),
     close: () =>
       (closing ??= (async () => {
+        deps.mcpLogins?.close();
         await server.close();
         await mcp.close();
         await runtime.close();

@@ -3,6 +3,7 @@ import type { TurnProcessor } from "../agent/turn-processor.js";
 import type { ChannelListEntry } from "../channels/channel-manager.js";
 import type { TurnObservers } from "../agent/turn-observers.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
+import type { McpWebLogins } from "../mcp/oauth/web-logins.js";
 import type { SessionStore } from "../session/types.js";
 import type { StoreCallListener } from "../session/timed-store.js";
 import type { HostPolicy } from "./host-check.js";
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   /** The store's call timings for `/metrics` (the Runtime's `observeStore`). */
   observeStore?: (listener: StoreCallListener) => () => void;
   log?: GatewayLog;
+  /** OAuth logins to remote MCP servers from the web UI (`/api/mcp/...`); absent without MCP servers. */
+  mcpLogins?: McpWebLogins;
   /** The chat channels and their connections (`GET /api/channels`); absent when the gateway runs none. */
   channels?: () => ChannelListEntry[];
 }

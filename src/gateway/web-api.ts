@@ -49,7 +49,14 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
   const store = deps.store;
 
   app.get("/info", (c) =>
-    c.json({ agents: modelNames(deps), model: deps.modelLabel ?? null, setupHelp: deps.setupHelp ?? null, notices: deps.notices?.() ?? [] }),
+    c.json({
+      agents: modelNames(deps),
+      model: deps.modelLabel ?? null,
+      setupHelp: deps.setupHelp ?? null,
+      notices: deps.notices?.() ?? [],
+      // MCP servers the user can log in to from here (the notice bar offers a button).
+      mcpLogins: deps.mcpLogins?.pending() ?? [],
+    }),
   );
 
   app.get("/threads", async (c) => {

@@ -10,6 +10,7 @@ import {
   ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type {
@@ -92,6 +93,9 @@ export class McpConnection {
   private readonly progressHandlers = new Map<string, ProgressFn>();
   private readonly inFlight = new Set<InFlightCall>();
   private readonly listeners = new Set<() => void>();
+  private readonly resourceListeners = new Set<(uri: string) => void>();
+  /** Resources subscribed to, subscribed again on a new connection. */
+  private readonly subscriptions = new Set<string>();
 
   constructor(
     readonly name: string,
@@ -124,6 +128,25 @@ export class McpConnection {
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called with the URI of every `notifications/resources/updated` the server sends; returns the unsubscribe. */
+  onResourceUpdated(listener: (uri: string) => void): () => void {
+    this.resourceListeners.add(listener);
+    return () => this.resourceListeners.delete(listener);
+  }
+
+  /**
+   * Asks the server to report changes of `uri` (kept across reconnects). Resolves false when
+   * the server does not offer resource subscriptions.
+   */
+  async subscribeResource(uri: string, signal?: AbortSignal): Promise<boolean> {
+    const client = await this.ensureConnected();
+    if (!client.getServerCapabilities()?.resources?.subscribe) return false;
+    if (this.subscriptions.has(uri)) return true;
+    await this.withRetry(signal, (c) => c.subscribeResource({ uri }, { signal }));
+    this.subscriptions.add(uri);
+    return true;
   }
 
   /** Connects (or reuses the live connection); rejects with a reason on failure or timeout. */
@@ -262,6 +285,9 @@ export class McpConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.refresh(client));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.refresh(client));
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.refresh(client));
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      for (const listener of this.resourceListeners) listener(n.params.uri);
+    });
     client.onerror = (err) => this.options.log?.("debug", "MCP client error", { server: this.name, error: errorMessage(err) });
 
     const timeoutMs = this.connectTimeoutMs();
@@ -318,6 +344,10 @@ export class McpConnection {
     for (let latest = this.latestRefresh; latest; ) {
       await latest;
       latest = latest === this.latestRefresh ? undefined : this.latestRefresh;
+    }
+    // A new connection (a new server session) knows nothing of the old one's subscriptions.
+    for (const uri of this.subscriptions) {
+      await client.subscribeResource({ uri }).catch((err: unknown) => this.options.log?.("debug", "MCP resubscribe failed", { server: this.name, uri, error: errorMessage(err) }));
     }
     return client;
   }

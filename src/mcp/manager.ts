@@ -58,9 +58,20 @@ export class McpClientManager {
 
   private readonly connectionOptions: ConstructorParameters<typeof McpConnection>[2];
 
+  private readonly resourceListeners = new Set<(server: string, uri: string) => void>();
+
+  /** Called with the server and URI of every resource update a server reports; returns the unsubscribe. */
+  onResourceUpdated(listener: (server: string, uri: string) => void): () => void {
+    this.resourceListeners.add(listener);
+    return () => this.resourceListeners.delete(listener);
+  }
+
   private addConnection(name: string, spec: McpServersConfig[string]): McpConnection {
     const conn = new McpConnection(name, spec, this.connectionOptions);
     conn.onChange(() => this.rebuild());
+    conn.onResourceUpdated((uri) => {
+      for (const listener of this.resourceListeners) listener(name, uri);
+    });
     this.connections.set(name, conn);
     return conn;
   }

@@ -77,6 +77,8 @@ export interface Info {
   setupHelp: string | null;
   /** Problems to show: a model without a usable provider, MCP servers that failed to start. */
   notices?: string[];
+  /** MCP servers waiting for an OAuth login, with the last attempt's error. */
+  mcpLogins?: Array<{ server: string; lastError?: string }>;
 }
 
 const KEY_STORAGE = "nanobot.apiKey";
@@ -126,6 +128,9 @@ export const api = {
   deleteThread: (id: string) => json<{ deleted: boolean }>(`/api/threads/${encodeURIComponent(id)}`, { method: "DELETE" }),
   messages: (threadId: string) => json<{ messages: MessageView[] }>(`/api/messages?session=${SESSION}&thread=${encodeURIComponent(threadId)}`),
   stop: () => json<{ stopped: number }>("/api/stop", post({ session: SESSION })),
+  /** Starts an MCP server's OAuth login: the URL to open, or `connected` when none was needed. */
+  mcpLogin: (server: string) =>
+    json<{ authorizationUrl?: string; connected?: boolean }>(`/api/mcp/logins/${encodeURIComponent(server)}`, post({})),
   /** Answers an MCP server's question; a form that does not fit is refused with the reason (ApiError 400). */
   answerElicitation: (id: string, action: ElicitAction, content?: Record<string, ElicitValue>) =>
     json<{ ok: boolean }>(`/api/elicitation/${encodeURIComponent(id)}`, post({ action, ...(content ? { content } : {}) })),

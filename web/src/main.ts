@@ -5,6 +5,7 @@
 import { api, setKeyPrompt } from "./api.js";
 import type { Info, ThreadInfo } from "./api.js";
 import { closeElicitation, elicitationElement } from "./elicitation-form.js";
+import { McpLoginBar } from "./mcp-logins.js";
 import { TurnView, renderHistory, setUiActionHandler, userElement } from "./view.js";
 import type { UiMessage, UiReply } from "./ui-resource.js";
 
@@ -30,8 +31,12 @@ function showNotice(text: string | null): void {
   notice.textContent = lines.join("\n");
 }
 
+const logins = new McpLoginBar($<HTMLDivElement>("mcp-logins"), (info) => applyInfo(info));
+
 function applyInfo(info: Info): void {
-  standing = [info.setupHelp, ...(info.notices ?? [])].filter((l): l is string => Boolean(l));
+  const pending = info.mcpLogins ?? [];
+  standing = [info.setupHelp, ...logins.filterNotices(info.notices ?? [], pending)].filter((l): l is string => Boolean(l));
+  logins.render(pending);
   showNotice(null);
 }
 

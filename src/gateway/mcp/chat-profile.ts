@@ -20,7 +20,7 @@ import { expandContextFor, resolveDynamicText } from "../../agent/agent-instruct
 import type { InstructionSource } from "../../agent/agent-instructions.js";
 import type { AgentInstructions } from "../../config/schema-agents.js";
 import { renderInlinePrompt } from "../../mcp/instructions.js";
-import { publishedExtras, publishesServerItems } from "./published-mcp.js";
+import { publishedExtras, publishesServerItems, watchPublished } from "./published-mcp.js";
 import { starterPrompts } from "./starter-prompts.js";
 
 export type McpLogFn = (level: "debug" | "info" | "warn" | "error", msg: string, data?: Record<string, unknown>) => void;
@@ -74,7 +74,9 @@ export function chatProfile(deps: McpServerDeps, board: ProgressBoard): ServerPr
     subscriptions: true,
     completions: true,
     ...(source && (intro !== undefined || proxied) ? { initialize: () => initializeOverride(source, intro, proxied) } : {}),
-    ...(source && publishesServerItems(deps.config) ? { extras: async () => publishedExtras(deps.config, await source.mcp()) } : {}),
+    ...(source && publishesServerItems(deps.config)
+      ? { extras: async () => publishedExtras(deps.config, await source.mcp()), watch: (onUpdated: (uri: string) => void) => watchPublished(source, onUpdated) }
+      : {}),
   };
 }
 

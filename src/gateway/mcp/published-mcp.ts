@@ -80,7 +80,12 @@ export function publishedExtras(config: NanobotConfig, manager: McpClientManager
     for (const item of listing(server)?.resources ?? []) {
       if (seenUris.has(item.uri)) continue;
       seenUris.add(item.uri);
-      resources.push({ definition: item, read: (scope) => connection(server).readResource(item.uri, scope.extra.signal) });
+      resources.push({
+        definition: item,
+        read: (scope) => connection(server).readResource(item.uri, scope.extra.signal),
+        // A server without subscriptions simply never reports a change.
+        subscribe: async (scope) => void (await connection(server).subscribeResource(item.uri, scope.extra.signal)),
+      });
     }
   }
   const templateServers = new Set([...servers, ...(p.resourceTemplates ?? []).map((r) => parseToolRef(r).server)]);
@@ -115,5 +120,25 @@ function templatePattern(template: string): (uri: string) => Record<string, stri
     const m = re.exec(uri);
     if (!m) return undefined;
     return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? "")]));
+  };
+}
+
+/**
+ * Resource changes the re-exported servers report, for the clients that subscribed to them
+ * (whether or not a call is running). The MCP servers connect lazily, so the watch starts once
+ * they have.
+ */
+export function watchPublished(source: { mcp(): Promise<McpClientManager> }, onUpdated: (uri: string) => void): () => void {
+  let stop: (() => void) | undefined;
+  let stopped = false;
+  void source.mcp().then(
+    (manager) => {
+      if (!stopped) stop = manager.onResourceUpdated((_server, uri) => onUpdated(uri));
+    },
+    () => undefined,
+  );
+  return () => {
+    stopped = true;
+    stop?.();
   };
 }

@@ -76,6 +76,8 @@ export interface ServedTool {
 export interface ServedResource {
   definition: Resource;
   read(scope: CallScope): Promise<ReadResourceResult>;
+  /** Asks the resource's source to report its changes (a re-exported server's own subscription). */
+  subscribe?(scope: CallScope): Promise<void>;
 }
 
 export interface ServedResourceTemplate {
@@ -103,7 +105,13 @@ export interface ServerProfile {
   /** Declare the `logging` capability (clients may then `logging/setLevel`). */
   logging?: boolean;
   /** Accept `resources/subscribe` and `resources/unsubscribe`. */
-  subscriptions?: boolean;
+subscriptions?: boolean;
+  /**
+   * Changes that happen outside any call (a re-exported server's resource changed): calls
+   * `onUpdated` with the URI; returns the unsubscribe. Subscribed clients hear of it on their
+   * standalone stream.
+   */
+  watch?(onUpdated: (uri: string) => void): () => void;
   /** Declare `completions` (prompt arguments; prompts without `complete` get no suggestions). */
   completions?: boolean;
   /**
@@ -210,6 +218,18 @@ export function buildMcpServer(profile: ServerProfile, options: BuildOptions = {
 
   const caps = capabilitiesOf(profile);
   if (caps.resources) installResources(server, profile, scopeOf, extras, subscribed);
+  if (profile.subscriptions && profile.watch) {
+    const stop = profile.watch((uri) => {
+      if (!subscribed.has(uri)) return;
+      // No related request: the notice goes out on the client's standalone (GET) stream.
+      void server.sendResourceUpdated({ uri }).catch(() => undefined);
+    });
+    const previous = server.onclose;
+    server.onclose = () => {
+      stop();
+      previous?.();
+    };
+  }
   if (caps.prompts) installPrompts(server, profile, scopeOf, extras, caps.completions !== undefined);
   return server;
 }
@@ -262,8 +282,11 @@ function installResources(
     throw new McpError(ErrorCode.InvalidParams, `unknown resource "${uri}"`);
   });
   if (profile.subscriptions) {
-    server.setRequestHandler(SubscribeRequestSchema, (request) => {
-      subscribed.add(request.params.uri);
+    server.setRequestHandler(SubscribeRequestSchema, async (request, extra) => {
+      const { uri } = request.params;
+      subscribed.add(uri);
+      const resource = (await all()).resources.find((r) => r.definition.uri === uri);
+      await resource?.subscribe?.(scopeOf(extra));
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, (request) => {

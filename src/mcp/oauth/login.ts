@@ -8,6 +8,7 @@ import { McpClientManager } from "../manager.js";
 import { serverUrl, usesOAuth } from "../transport.js";
 import type { McpServerSpec } from "../types.js";
 import { startLoopbackCallback } from "./loopback.js";
+import type { OAuthCallback } from "./loopback.js";
 import { OAuthStore, oauthDirFor } from "./token-store.js";
 
 export interface LoginOptions {
@@ -15,8 +16,13 @@ export interface LoginOptions {
   env: Record<string, string | undefined>;
   /** Seconds to wait for the user (default 300). */
   timeoutSeconds?: number;
-  /** Shown the URL to open (the CLI prints it). */
+  /** Shown the URL to open (the CLI prints it; the gateway hands it to the web UI). */
   onAuthorizationUrl(url: URL, redirectUrl: string): void;
+  /**
+   * Where the browser comes back with the code. Default: a loopback listener (RFC 8252) for the
+   * CLI; the gateway passes its own `/api/mcp/oauth/callback` route instead.
+   */
+  callback?: OAuthCallback;
 }
 
 export interface LoginResult {
@@ -45,10 +51,12 @@ export async function loginToServer(server: string, spec: McpServerSpec, options
   const stored = await store.read();
   // The registered redirect's port again when it is free, so a dynamically registered client stays valid.
   const preferred = spec.oauth?.callbackPort ?? portOf(stored.redirectUrl) ?? 0;
-  const callback = await startLoopbackCallback(preferred).catch(async (err: unknown) => {
-    if (spec.oauth?.callbackPort) throw new Error(`cannot listen on 127.0.0.1:${spec.oauth.callbackPort} (mcpServers.${server}.oauth.callbackPort)`, { cause: err });
-    return startLoopbackCallback(0);
-  });
+  const callback =
+    options.callback ??
+    (await startLoopbackCallback(preferred).catch(async (err: unknown) => {
+      if (spec.oauth?.callbackPort) throw new Error(`cannot listen on 127.0.0.1:${spec.oauth.callbackPort} (mcpServers.${server}.oauth.callbackPort)`, { cause: err });
+      return startLoopbackCallback(0);
+    }));
   try {
     await store.update((s) => {
       // A fresh authorization; a client registered for another redirect registers again.

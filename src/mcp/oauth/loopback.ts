@@ -5,49 +5,31 @@
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { RedirectWaiters } from "./redirect-waiters.js";
 
-export interface LoopbackCallback {
+/** Where an authorization's redirect lands: the CLI's loopback listener or the gateway's route. */
+export interface OAuthCallback {
   redirectUrl: string;
-  port: number;
   /** Resolves with the code of the redirect whose `state` is `state`; rejects on an error redirect. */
   waitForCode(state: string | null): Promise<string>;
   close(): Promise<void>;
 }
 
-const PAGE = (title: string, text: string): string =>
-  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body style="font-family:sans-serif"><h1>${title}</h1><p>${text}</p></body></html>`;
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export interface LoopbackCallback extends OAuthCallback {
+  port: number;
 }
 
 /** Listens on 127.0.0.1 (`port` 0 = any free port). */
 export async function startLoopbackCallback(port: number): Promise<LoopbackCallback> {
-  type Waiter = { state: string | null; resolve: (code: string) => void; reject: (err: Error) => void };
-  let waiter: Waiter | undefined;
+  const waiters = new RedirectWaiters();
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (url.pathname !== "/callback") {
       res.writeHead(404).end();
       return;
     }
-    const state = url.searchParams.get("state");
-    if (!waiter || (waiter.state !== null && state !== waiter.state)) {
-      res.writeHead(400, { "content-type": "text/html; charset=utf-8" }).end(PAGE("Not expected", "This redirect does not belong to the login nanobot is waiting for."));
-      return;
-    }
-    const current = waiter;
-    waiter = undefined;
-    const error = url.searchParams.get("error");
-    const code = url.searchParams.get("code");
-    if (error || !code) {
-      const reason = `${error ?? "no code"}${url.searchParams.get("error_description") ? `: ${url.searchParams.get("error_description")}` : ""}`;
-      res.writeHead(400, { "content-type": "text/html; charset=utf-8" }).end(PAGE("Authorization failed", escapeHtml(reason)));
-      current.reject(new Error(`the authorization server refused: ${reason}`));
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE("nanobot is authorized", "You can close this tab."));
-    current.resolve(code);
+    const { status, html } = waiters.answer(url.searchParams);
+    res.writeHead(status, { "content-type": "text/html; charset=utf-8" }).end(html);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -57,11 +39,10 @@ export async function startLoopbackCallback(port: number): Promise<LoopbackCallb
   return {
     port: bound,
     redirectUrl: `http://127.0.0.1:${bound}/callback`,
+    // One login at a time: a newer authorization supersedes the one before.
     waitForCode(state) {
-      waiter?.reject(new Error("superseded by a newer authorization"));
-      return new Promise((resolve, reject) => {
-        waiter = { state, resolve, reject };
-      });
+      waiters.cancelAll("superseded by a newer authorization");
+      return waiters.wait(state);
     },
     close: () =>
       new Promise((resolve) => {

@@ -1,0 +1,158 @@
+/**
+ * `Idempotency-Key` on `POST /v1/chat/completions` (the IETF httpapi draft's semantics): a
+ * request repeated with the same key in the same session never starts a second turn and never
+ * stores the user message twice. While the first is running the repeat waits for it; once it
+ * finished the repeat gets its answer again (errors included: the message is already in the
+ * session, so running it again would store it twice). A key reused with a different request
+ * body is a 422; a first attempt that a restart interrupted is a 409 saying so.
+ *
+ * Keys are kept in the session's metadata (`idempotency`), so a restarted gateway (or another
+ * worker on the same PostgreSQL) still knows them: the newest 100 per session, for 24 hours.
+ */
+import { createHash } from "node:crypto";
+import type { TurnReply } from "../agent/turn-processor.js";
+import type { SessionStore } from "../session/types.js";
+import { ApiError } from "./errors.js";
+import type { GatewayTurnResult } from "./run-turn.js";
+
+const METADATA_KEY = "idempotency";
+const MAX_KEYS = 100;
+const TTL_MS = 24 * 60 * 60 * 1000;
+const MAX_KEY_LENGTH = 255;
+
+/** What a repeat gets back: the parts of the reply the API answers with. */
+type StoredReply = Pick<TurnReply, "content" | "sessionKey" | "stopReason" | "toolsUsed" | "usage" | "externalToolCalls" | "warnings" | "error" | "errorKind" | "turnId">;
+
+interface KeyRecord {
+  fingerprint: string;
+  at: number;
+  status: "running" | "done";
+  result?: { reply: StoredReply; timedOut: boolean };
+}
+
+type KeyRecords = Record<string, KeyRecord>;
+
+export interface IdempotentOutcome extends GatewayTurnResult {
+  /** The answer of an earlier request with this key (no turn ran for this one). */
+  replayed: boolean;
+}
+
+/** The header's key, checked (1–255 visible characters), or undefined when absent. */
+export function idempotencyKeyOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const key = header.trim().replace(/^"(.*)"$/, "$1");
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new ApiError(400, `Idempotency-Key must be 1 to ${MAX_KEY_LENGTH} visible ASCII characters`, "invalid_request_error", "invalid_idempotency_key");
+  }
+  return key;
+}
+
+/** The request body's fingerprint; whether the answer is streamed does not change the request. */
+export function requestFingerprint(body: unknown): string {
+  const { stream: _s, stream_options: _o, ...rest } = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+  return createHash("sha256").update(canonical(rest)).digest("base64url");
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export class IdempotentRequests {
+  /** Requests running in this process, by session and key. */
+  private readonly running = new Map<string, { fingerprint: string; done: Promise<GatewayTurnResult> }>();
+
+  constructor(
+    private readonly store: SessionStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async run(sessionKey: string, key: string, fingerprint: string, turn: () => Promise<GatewayTurnResult>): Promise<IdempotentOutcome> {
+    const id = `${sessionKey}\n${key}`;
+    const live = this.running.get(id);
+    if (live) {
+      this.checkSame(live.fingerprint, fingerprint);
+      return { ...(await live.done), replayed: true };
+    }
+    // Claimed before the first await: a repeat arriving meanwhile waits on this one.
+    let settle!: (r: Promise<GatewayTurnResult>) => void;
+    const done = new Promise<GatewayTurnResult>((resolve) => (settle = resolve));
+    done.catch(() => undefined);
+    this.running.set(id, { fingerprint, done });
+    try {
+      const known = (await this.records(sessionKey))[key];
+      if (known) {
+        this.checkSame(known.fingerprint, fingerprint);
+        if (known.status === "done" && known.result) {
+          settle(Promise.resolve(known.result));
+          return { ...known.result, replayed: true };
+        }
+        const interrupted = new ApiError(
+          409,
+          "The first request with this Idempotency-Key was interrupted before it was answered (the gateway stopped); its message is kept in the session. Send a new key to ask again.",
+          "invalid_request_error",
+          "idempotency_key_interrupted",
+        );
+        settle(Promise.reject(interrupted));
+        throw interrupted;
+      }
+      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "running" });
+      const result = turn();
+      settle(result);
+      const finished = await result.catch(async (err: unknown) => {
+        // Nothing was answered: the key may be used again.
+        await this.save(sessionKey, key, undefined);
+        throw err;
+      });
+      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
+      return { ...finished, replayed: false };
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  private checkSame(first: string, now: string): void {
+    if (first !== now) {
+      throw new ApiError(422, "This Idempotency-Key was already used with a different request body", "invalid_request_error", "idempotency_key_reused");
+    }
+  }
+
+  private async records(sessionKey: string): Promise<KeyRecords> {
+    const metadata = await this.store.sessionMetadata(sessionKey);
+    const raw = metadata?.[METADATA_KEY];
+    return raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as KeyRecords) : {};
+  }
+
+  /** Writes (or, with `record` undefined, forgets) one key; drops expired and the oldest past the cap. */
+  private async save(sessionKey: string, key: string, record: KeyRecord | undefined): Promise<void> {
+    const records = { ...(await this.records(sessionKey)) };
+    if (record) records[key] = record;
+    else delete records[key];
+    const cutoff = this.now() - TTL_MS;
+    const kept = Object.entries(records)
+      .filter(([, r]) => r.at >= cutoff)
+      .sort(([, a], [, b]) => b.at - a.at)
+      .slice(0, MAX_KEYS);
+    await this.store.updateMetadata(sessionKey, { [METADATA_KEY]: Object.fromEntries(kept) });
+  }
+}
+
+function storedReply(reply: TurnReply): StoredReply {
+  const { content, sessionKey, stopReason, toolsUsed, usage, externalToolCalls, warnings, error, errorKind, turnId } = reply;
+  return {
+    content,
+    sessionKey,
+    stopReason,
+    toolsUsed,
+    usage,
+    ...(externalToolCalls ? { externalToolCalls } : {}),
+    ...(warnings ? { warnings } : {}),
+    ...(error !== undefined ? { error } : {}),
+    ...(errorKind ? { errorKind } : {}),
+    ...(turnId ? { turnId } : {}),
+  };
+}
