@@ -3,6 +3,9 @@ import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
 import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
+import { parseDingTalkConfig } from "./dingtalk/config.js";
+import { DingTalkChannel } from "./dingtalk/dingtalk-channel.js";
+import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
 import { parseDiscordConfig } from "./discord/config.js";
 import { DiscordChannel } from "./discord/discord-channel.js";
 import { discordSettingNotes } from "./discord/setting-notes.js";
@@ -40,6 +43,12 @@ export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
   return channel;
 };
 
+export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new DingTalkChannel({ ...deps, name, config: parseDingTalkConfig(raw, name) });
+  for (const note of dingtalkSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** What a mail transport may need beyond its config: where to keep state, how to log. */
 export interface MailTransportContext {
   home: string;
@@ -67,5 +76,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory };
 }
