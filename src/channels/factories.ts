@@ -18,6 +18,9 @@ import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
 import { WebSocketChannel } from "./websocket/websocket-channel.js";
+import { parseWecomConfig } from "./wecom/config.js";
+import { wecomSettingNotes } from "./wecom/setting-notes.js";
+import { WecomChannel } from "./wecom/wecom-channel.js";
 
 export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
   new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
@@ -49,6 +52,12 @@ export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
   return channel;
 };
 
+export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
+  for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** What a mail transport may need beyond its config: where to keep state, how to log. */
 export interface MailTransportContext {
   home: string;
@@ -76,5 +85,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
 }
