@@ -5,10 +5,12 @@
  * channel implementations.
  */
 import { closestKey } from "../config/suggest.js";
+import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
 import { discordSettingNotes } from "./discord/setting-notes.js";
+import { wecomSettingNotes } from "./wecom/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -26,7 +28,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
 const PYTHON_ONLY = new Set([
-  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -72,6 +74,8 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (entry.enabled !== true) continue;
     const type = typeof entry.type === "string" ? entry.type : name;
     if (type === "discord") out.push(...discordSettingNotes(name, entry));
+    if (type === "dingtalk") out.push(...dingtalkSettingNotes(name, entry));
+    if (type === "wecom") out.push(...wecomSettingNotes(name, entry));
   }
   return out;
 }

@@ -3,6 +3,9 @@ import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
 import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
+import { parseDingTalkConfig } from "./dingtalk/config.js";
+import { DingTalkChannel } from "./dingtalk/dingtalk-channel.js";
+import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
 import { parseDiscordConfig } from "./discord/config.js";
 import { DiscordChannel } from "./discord/discord-channel.js";
 import { discordSettingNotes } from "./discord/setting-notes.js";
@@ -15,6 +18,9 @@ import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
 import { WebSocketChannel } from "./websocket/websocket-channel.js";
+import { parseWecomConfig } from "./wecom/config.js";
+import { wecomSettingNotes } from "./wecom/setting-notes.js";
+import { WecomChannel } from "./wecom/wecom-channel.js";
 
 export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
   new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
@@ -37,6 +43,18 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new DingTalkChannel({ ...deps, name, config: parseDingTalkConfig(raw, name) });
+  for (const note of dingtalkSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
+  for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -67,5 +85,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
 }

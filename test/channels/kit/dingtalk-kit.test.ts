@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { dingtalkPlatform } from "./dingtalk-platform.js";
+
+runChannelKit(dingtalkPlatform);

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { wecomPlatform } from "./wecom-platform.js";
+
+runChannelKit(wecomPlatform);
