@@ -14,12 +14,12 @@ class Stash {
   private readonly items: string[] = [];
   put(text: string): string {
     this.items.push(text);
-    return `\u0000${this.items.length - 1}\u0000`;
+    return `\uE000${this.items.length - 1}\uE000`;
   }
   restore(text: string): string {
     // Twice: a stashed link label may contain stashed code.
     let out = text;
-    for (let i = 0; i < 2; i++) out = out.replace(/\u0000(\d+)\u0000/g, (_m, n: string) => this.items[Number(n)] ?? "");
+    for (let i = 0; i < 2; i++) out = out.replace(/\uE000(\d+)\uE000/g, (_m, n: string) => this.items[Number(n)] ?? "");
     return out;
   }
 }
@@ -52,10 +52,10 @@ export function toMrkdwn(markdown: string): string {
   text = text.replace(/\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)/g, (_m, label: string, url: string) => stash.put(`<${url.replace(/&amp;/g, "&")}|${label}>`));
   text = text.replace(/(^|[\s(])(https?:\/\/[^\s<>]+)/g, (_m, lead: string, url: string) => `${lead}${stash.put(url.replace(/&amp;/g, "&"))}`);
   text = text.replace(/^#{1,6}\s+(.+?)\s*#*\s*$/gm, (_m, title: string) => stash.put(`*${title.replace(/\*\*/g, "")}*`));
-  text = text.replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, (_m, _d: string, inner: string) => `\u0001${inner}\u0001`);
+  text = text.replace(/(\*\*|__)(?=\S)([\s\S]*?\S)\1/g, (_m, _d: string, inner: string) => `\uE001${inner}\uE001`);
   text = text.replace(/(^|[^\w*])\*(?=\S)([^*\n]*?\S)\*(?!\w)/g, (_m, lead: string, inner: string) => `${lead}_${inner}_`);
   text = text.replace(/~~(?=\S)([\s\S]*?\S)~~/g, "~$1~");
   text = text.replace(/^(\s*)[-*+]\s+/gm, "$1• ");
-  text = text.replace(/\u0001/g, "*");
+  text = text.replace(/\uE001/g, "*");
   return stash.restore(text).replace(/\n+$/, "");
 }
