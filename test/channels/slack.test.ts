@@ -100,6 +100,7 @@ describe("slack socket mode", () => {
     await waitFor(() => s.fake.sessions() === 2, "the second Socket Mode session", 15_000);
     await s.userSays(alice, "still there?", { chat: "dm" });
     expect((await nextInbound(s.bus, "the message after the reconnect", 15_000)).content).toBe("still there?");
+    expect(s.manager.list().find((c) => c.name === "slack")).toMatchObject({ connected: true, lastError: expect.stringMatching(/reconnecting/) });
   }, 30_000);
 
   it("answers a mention once although Slack sends both message and app_mention", async () => {

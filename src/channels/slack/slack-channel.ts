@@ -116,7 +116,7 @@ export class SlackChannel implements Channel {
     });
     socket.on("connected", () => this.setConnected(true));
     socket.on("reconnecting", () => this.setConnected(false, "socket mode connection lost; reconnecting"));
-    socket.on("disconnected", () => this.setConnected(false, this.connection.lastError));
+    socket.on("disconnected", () => this.setConnected(false));
     socket.on("error", (error: unknown) => this.setConnected(this.connection.connected, errorMessage(error)));
     this.socket = socket;
     const aborted = new Promise<never>((_resolve, reject) => {
@@ -186,7 +186,9 @@ export class SlackChannel implements Channel {
   }
 
   private setConnected(connected: boolean, lastError?: string): void {
-    this.connection = { connected, ...(lastError ? { lastError } : {}) };
+    // The last problem stays visible after a recovery (`nanobot channels list`).
+    const error = lastError ?? this.connection.lastError;
+    this.connection = { connected, ...(error ? { lastError: error } : {}) };
     if (lastError && !connected) this.log.warn("slack connection problem", { error: lastError });
   }
 
