@@ -229,6 +229,19 @@ describe("slack policies", () => {
   });
 });
 
+describe("slack files that cannot be downloaded", () => {
+  it("hands the model a note naming the file instead", async () => {
+    const s = await start({ allowFrom: [alice.id] });
+    const { event } = s.fake.messageEvent({ user: alice, text: "see attached", file: { name: "gone.pdf", mimetype: "application/pdf", content: "x" } });
+    const files = event.files as Array<Record<string, unknown>>;
+    files[0]!.url_private_download = `${s.fake.url}/files/F0MISSING`;
+    await s.fake.deliverEvent(event);
+    const inbound = await nextInbound(s.bus);
+    expect(inbound.media).toBeUndefined();
+    expect(inbound.content).toMatch(/^see attached\n\[file: gone\.pdf: download failed; not available to nanobot/);
+  });
+});
+
 describe("slack events API over HTTP", () => {
   const SECRET = "fake-signing-secret";
 
@@ -290,6 +303,12 @@ describe("slack events API over HTTP", () => {
     await reply(s, inbound.chatId, "h-1", "answer over the Web API");
     expect(s.sent().map((m) => m.text)).toEqual(["answer over the Web API"]);
     expect(s.bus.inboundSize()).toBe(0);
+  });
+
+  it("signs as Slack's documented example does", () => {
+    const body =
+      "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c";
+    expect(slackSignature("8f742231b10e8888abcd99yyyzzz85a5", "1531420618", body)).toBe("v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503");
   });
 
   it("refuses mode http without the gateway's HTTP server", async () => {

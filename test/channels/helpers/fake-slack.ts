@@ -67,6 +67,8 @@ export interface FakeSlack {
   dmChannel(user: SlackUser): string;
   /** The `message` event a user's message makes (and its ts), without delivering it. */
   messageEvent(says: SlackSays): { event: Record<string, unknown>; ts: string };
+  /** Delivers any event over Socket Mode; resolves once the client acknowledged it. */
+  deliverEvent(event: Record<string, unknown>): Promise<void>;
   /** Delivers the message over Socket Mode; resolves with its ts once the client acknowledged it. */
   say(says: SlackSays): Promise<string>;
   /** Earlier messages of a thread, for conversations.replies. */
@@ -329,6 +331,7 @@ export async function startFakeSlack(): Promise<FakeSlack> {
     liveSockets: () => live.size,
     dmChannel,
     messageEvent,
+    deliverEvent: deliver,
     async say(says) {
       const { event, ts } = messageEvent(says);
       await deliver(event);
