@@ -11,6 +11,10 @@ import { wecomSettingNotes } from "./wecom/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom"] as const;
+import { slackSettingNotes } from "./slack/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "slack"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -29,6 +33,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
 const PYTHON_ONLY = new Set([
   "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -76,6 +81,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "discord") out.push(...discordSettingNotes(name, entry));
     if (type === "dingtalk") out.push(...dingtalkSettingNotes(name, entry));
     if (type === "wecom") out.push(...wecomSettingNotes(name, entry));
+    if (type === "slack") out.push(...slackSettingNotes(name, entry));
   }
   return out;
 }

@@ -14,6 +14,9 @@ import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
 import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
+import { parseSlackConfig } from "./slack/config.js";
+import { SlackChannel } from "./slack/slack-channel.js";
+import { slackSettingNotes } from "./slack/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -55,6 +58,16 @@ export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
 export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
   for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
+/**
+ * Slack: `dm.policy: "allowlist"` admits `dm.allowFrom` in direct messages beside `allowFrom`
+ * and paired senders (the Python nanobot's list of direct-message senders).
+ */
+export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) => {
+  const config = parseSlackConfig(raw, name);
+  const dmAllowed = config.dm.policy === "allowlist" ? config.dm.allowFrom : [];
+  const dmGate = dmAllowed.length ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: dmAllowed }), logger: deps.logger }) : undefined;
+  const channel = new SlackChannel({ ...deps, name, config, ...(dmGate ? { dmGate } : {}), ...(httpServer ? { server: httpServer } : {}) });
+  for (const note of slackSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -86,4 +99,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, slack: slackFactory };
 }

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { slackPlatform } from "./slack-platform.js";
+
+runChannelKit(slackPlatform);
