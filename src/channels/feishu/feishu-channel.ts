@@ -32,7 +32,8 @@ export interface FeishuChannelOptions extends ChannelDeps {
 /** The user's message that carries the `reactEmoji` reaction until the reply goes out. */
 interface PendingReaction {
   messageId: string;
-  reactionId: string | undefined;
+  /** Settles once the platform answered the reaction (undefined when it failed). */
+  reactionId: Promise<string | undefined>;
 }
 
 /** Events the bot is subscribed to but has nothing to do with (registered so the SDK does not warn). */
@@ -214,13 +215,22 @@ export class FeishuChannel implements Channel {
       download: (messageId, resources) => this.download(client, messageId, resources),
     });
     if (!input) return;
-    const outcome = await this.deps.gate.receive(input, async (text) => {
-      await this.deps.delivery.withRetries(`${this.name}:pairing`, () => sendMessage(client, { chatId: input.chatId }, "text", JSON.stringify({ text })), classifyFeishuError);
-    });
-    if (outcome !== "forwarded") return;
     const messageId = String(input.metadata?.messageId);
+    // Known before the agent can answer: the answer to a topic message stays in the topic.
     if (input.metadata?.threadId) this.topics.add(messageId);
-    await this.acknowledge(input.chatId, messageId);
+    // The reaction's place is taken before the gate forwards, so an answer that comes at once
+    // still finds (and removes) it.
+    let forwarded: (yes: boolean) => void = () => undefined;
+    this.acknowledge(input.chatId, messageId, new Promise<boolean>((resolve) => (forwarded = resolve)));
+    let outcome = "dropped";
+    try {
+      outcome = await this.deps.gate.receive(input, async (text) => {
+        await this.deps.delivery.withRetries(`${this.name}:pairing`, () => sendMessage(client, { chatId: input.chatId }, "text", JSON.stringify({ text })), classifyFeishuError);
+      });
+    } finally {
+      forwarded(outcome === "forwarded");
+    }
+    await this.reactions.get(input.chatId)?.reactionId;
   }
 
   private async download(client: Client, messageId: string, resources: FeishuResource[]): Promise<MediaItem[]> {
@@ -236,16 +246,27 @@ export class FeishuChannel implements Channel {
     return out;
   }
 
-  /** The `reactEmoji` reaction on the asking message; it goes when the reply is sent. */
-  private async acknowledge(chatId: string, messageId: string): Promise<void> {
-    if (!this.config.reactEmoji) return;
-    const client = this.api();
-    const pending: PendingReaction = { messageId, reactionId: undefined };
-    this.reactions.set(chatId, pending);
-    pending.reactionId = await addReaction(client, messageId, this.config.reactEmoji).catch((error: unknown) => {
-      this.log.debug("reaction failed", { error: errorMessage(error) });
-      return undefined;
+  /** The `reactEmoji` reaction on the asking message once it is forwarded; it goes when the reply is sent. */
+  private acknowledge(chatId: string, messageId: string, forwarded: Promise<boolean>): void {
+    const emoji = this.config.reactEmoji;
+    const client = this.client;
+    if (!emoji || !client) return;
+    const previous = this.reactions.get(chatId);
+    const reactionId = forwarded.then(async (yes) => {
+      if (!yes) {
+        // Not for the agent (another sender not let in, a duplicate): the earlier message keeps its place.
+        if (this.reactions.get(chatId)?.messageId === messageId) {
+          if (previous) this.reactions.set(chatId, previous);
+          else this.reactions.delete(chatId);
+        }
+        return undefined;
+      }
+      return addReaction(client, messageId, emoji).catch((error: unknown) => {
+        this.log.debug("reaction failed", { error: errorMessage(error) });
+        return undefined;
+      });
     });
+    this.reactions.set(chatId, { messageId, reactionId });
   }
 
   private async replied(chatId: string): Promise<void> {
@@ -253,8 +274,9 @@ export class FeishuChannel implements Channel {
     if (!pending) return;
     this.reactions.delete(chatId);
     const client = this.api();
-    if (pending.reactionId) {
-      await removeReaction(client, pending.messageId, pending.reactionId).catch((error: unknown) => this.log.debug("reaction removal failed", { error: errorMessage(error) }));
+    const reactionId = await pending.reactionId;
+    if (reactionId) {
+      await removeReaction(client, pending.messageId, reactionId).catch((error: unknown) => this.log.debug("reaction removal failed", { error: errorMessage(error) }));
     }
     if (this.config.doneEmoji) {
       await addReaction(client, pending.messageId, this.config.doneEmoji).catch((error: unknown) => this.log.debug("reaction failed", { error: errorMessage(error) }));
