@@ -4,7 +4,8 @@
  * reactions (Feishu's stand-in for typing), mentions and topic sessions, message formats,
  * replies in topics, rate limits and uploads.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
@@ -13,6 +14,8 @@ import { ChannelManager } from "../../src/channels/channel-manager.js";
 import { channelSettingNotes } from "../../src/channels/channel-types.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { feishuBaseUrl, parseFeishuConfig } from "../../src/channels/feishu/config.js";
+import { main } from "../../src/cli/main.js";
+import type { CliIo } from "../../src/cli/io.js";
 import { FEISHU_APP_ID, FEISHU_APP_SECRET, FEISHU_BOT, FEISHU_GROUP_CHAT, startFakeFeishu } from "./helpers/fake-feishu.js";
 import { fakeClock, nextInbound, recordingSleep, tempHome, waitFor } from "./helpers/harness.js";
 import { startFeishu } from "./kit/feishu-platform.js";
@@ -111,6 +114,29 @@ describe("feishu: channels.feishu keys", () => {
     expect(notes.join("\n")).toMatch(/channels\.feishu\.verificationToken is not used: .*long connection/);
     expect(notes.join("\n")).toMatch(/channels\.feishu\.instances is not supported/);
     expect(notes.join("\n")).toMatch(/channels\.feishu\.instanceId .* ignored/);
+  });
+});
+
+describe("feishu: config check with a Python config.json", () => {
+  async function check(feishu: Record<string, unknown>): Promise<{ code: number; err: string }> {
+    const root = await mkdtemp(join(tmpdir(), "nanobot-feishu-check-"));
+    try {
+      const doc = { providers: { custom: { apiBase: "http://127.0.0.1:9/v1", apiKey: "sk-feishu-check-0001" } }, agents: { defaults: { model: "custom/m", workspace: root } }, channels: { feishu } };
+      await writeFile(join(root, "config.json"), JSON.stringify(doc));
+      let err = "";
+      const io: CliIo = { stdout: { write: () => undefined }, stderr: { write: (s: string) => (err += s) }, env: { HOME: root, NANOBOT_HOME: join(root, "nb") }, cwd: root };
+      const code = await main(["node", "nanobot", "--config", join(root, "config.json"), "config", "check"], io);
+      return { code, err };
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }
+
+  it("accepts an enabled Python channels.feishu and names the keys it ignores", async () => {
+    const r = await check({ enabled: true, appId: FEISHU_APP_ID, appSecret: "s", verificationToken: "v", allowFrom: ["ou_x"] });
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain("does not have");
+    expect(r.err).toContain("channels.feishu.verificationToken is not used");
   });
 });
 
