@@ -14,6 +14,7 @@ import { ChannelManager } from "../../src/channels/channel-manager.js";
 import { channelSettingNotes } from "../../src/channels/channel-types.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { feishuBaseUrl, parseFeishuConfig } from "../../src/channels/feishu/config.js";
+import { RESTART_DELAY_MS } from "../../src/channels/feishu/feishu-channel.js";
 import { main } from "../../src/cli/main.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { FEISHU_APP_ID, FEISHU_APP_SECRET, FEISHU_BOT, FEISHU_GROUP_CHAT, startFakeFeishu } from "./helpers/fake-feishu.js";
@@ -73,6 +74,24 @@ describe("feishu: long connection", () => {
       await fake.close();
       await home.cleanup();
     }
+  });
+
+  it("starts the long connection again, on the channel clock, after the SDK gave it up", async () => {
+    session = await startFeishu({ allowFrom: [alice.openId] });
+    const { fake, clock } = session;
+    const status = (): unknown => session!.manager.get("feishu")?.status?.();
+    fake.refuseEndpoint(1);
+    fake.dropConnection();
+    await waitFor(() => (status() as { connected: boolean }).connected === false && JSON.stringify(status()).includes("code=1"), "the given-up connection");
+    const before = fake.sessions();
+    fake.refuseEndpoint(undefined);
+    clock.advance(RESTART_DELAY_MS - 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fake.sessions()).toBe(before);
+    clock.advance(1);
+    await waitFor(() => fake.sessions() > before && (status() as { connected: boolean }).connected, "the restarted connection");
+    fake.dispatchMessage({ sender: alice, text: "back again" });
+    expect((await nextInbound(session.bus)).content).toBe("back again");
   });
 
   it("decrypts events pushed with the console's Encrypt Key (encryptKey)", async () => {

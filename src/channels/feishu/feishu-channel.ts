@@ -24,6 +24,13 @@ import type { FeishuMessageEvent, FeishuResource } from "./inbound.js";
 import { addReaction, classifyFeishuError, downloadResource, removeReaction, sendMessage, patchCard, uploadMedia } from "./send.js";
 import type { SendTarget } from "./send.js";
 
+/**
+ * The SDK gives up on the long connection for good when the endpoint refuses it (anything but
+ * "internal error") or the platform's reconnect count runs out; the channel then starts it
+ * afresh after this pause (on the channel clock), for as long as it runs.
+ */
+export const RESTART_DELAY_MS = 60_000;
+
 export interface FeishuChannelOptions extends ChannelDeps {
   config: FeishuConfig;
   name?: string;
@@ -65,6 +72,7 @@ export class FeishuChannel implements Channel {
   /** Events are handled one after another, in the order the platform pushed them. */
   private inbound: Promise<void> = Promise.resolve();
   private connection: ChannelConnection = { connected: false };
+  private cancelRestart: (() => void) | undefined;
 
   constructor(options: FeishuChannelOptions) {
     this.name = options.name ?? "feishu";
@@ -116,13 +124,15 @@ export class FeishuChannel implements Channel {
       onReconnected: () => this.setConnected(true),
       onError: (error: Error) => {
         this.setConnected(false, errorMessage(error));
-        settle?.(error);
+        if (settle) settle(error);
+        else this.scheduleRestart(ws, dispatcher);
       },
     });
     this.ws = ws;
     try {
       await ws.start({ eventDispatcher: dispatcher });
       await ready;
+      settle = undefined;
     } catch (error) {
       this.connection = { connected: false, lastError: errorMessage(error) };
       await this.stop();
@@ -137,6 +147,8 @@ export class FeishuChannel implements Channel {
     const client = this.client;
     if (!client) return;
     this.client = undefined;
+    this.cancelRestart?.();
+    this.cancelRestart = undefined;
     this.ws?.close({ force: true });
     this.ws = undefined;
     for (const editor of this.streams.values()) await editor.finish();
@@ -167,6 +179,16 @@ export class FeishuChannel implements Channel {
         // Feishu has no typing indicator; the `reactEmoji` reaction shows the bot is at work.
         return;
     }
+  }
+
+  private scheduleRestart(ws: WSClient, dispatcher: Parameters<WSClient["start"]>[0]["eventDispatcher"]): void {
+    if (this.ws !== ws || this.cancelRestart) return;
+    this.log.warn("feishu long connection given up by the SDK; starting it again later", { afterMs: RESTART_DELAY_MS });
+    this.cancelRestart = this.deps.clock.setTimer(() => {
+      this.cancelRestart = undefined;
+      if (this.ws !== ws) return;
+      ws.start({ eventDispatcher: dispatcher }).catch((error: unknown) => this.setConnected(false, errorMessage(error)));
+    }, RESTART_DELAY_MS);
   }
 
   private setConnected(connected: boolean, lastError?: string): void {
