@@ -263,8 +263,9 @@ describe("feishu: message formats", () => {
 
   it("sends progress only with sendProgress, prefixed with toolHintPrefix", async () => {
     session = await startFeishu({ allowFrom: [alice.openId], sendProgress: true, toolHintPrefix: ">>" });
-    await session.bus.publishOutbound({ kind: "progress", channel: "feishu", chatId: alice.openId, text: "exec: ls", toolName: "exec" });
-    expect(session.fake.messages.map((m) => m.text)).toEqual([">> exec: ls"]);
+    await session.bus.publishOutbound({ kind: "progress", channel: "feishu", chatId: alice.openId, text: "exec: ls\nexec: pwd", toolName: "exec" });
+    await session.bus.publishOutbound({ kind: "progress", channel: "feishu", chatId: alice.openId, text: "Model request failed, retry in 1s" });
+    expect(session.fake.messages.map((m) => m.text)).toEqual([">> exec: ls\n>> exec: pwd", "Model request failed, retry in 1s"]);
   });
 });
 

@@ -31,6 +31,9 @@ import type { SendTarget } from "./send.js";
  */
 export const RESTART_DELAY_MS = 60_000;
 
+/** How long `stop` waits for the event being handled. */
+const STOP_WAIT_MS = 5_000;
+
 export interface FeishuChannelOptions extends ChannelDeps {
   config: FeishuConfig;
   name?: string;
@@ -154,7 +157,10 @@ export class FeishuChannel implements Channel {
     for (const editor of this.streams.values()) await editor.finish();
     this.streams.clear();
     this.reactions.clear();
-    await this.inbound;
+    // Let the event in hand finish (it may be writing a download), but not wait on a hung request.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.inbound, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_WAIT_MS).unref()))]);
+    clearTimeout(timer);
     this.connection = { ...this.connection, connected: false };
   }
 
@@ -171,7 +177,9 @@ export class FeishuChannel implements Channel {
       case "progress": {
         if (!this.config.sendProgress) return;
         const client = this.api();
-        const text = message.toolName && this.config.toolHintPrefix ? `${this.config.toolHintPrefix} ${message.text}` : message.text;
+        // Each line of a tool hint gets the prefix (as the Python nanobot's tool hints).
+        const prefix = message.toolName ? this.config.toolHintPrefix : "";
+        const text = prefix ? message.text.split("\n").filter((line) => line.trim()).map((line) => `${prefix} ${line}`).join("\n") : message.text;
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => sendMessage(client, { chatId: message.chatId }, "text", JSON.stringify({ text })), classifyFeishuError);
         return;
       }
