@@ -9,12 +9,12 @@
  * while no client is connected and pushed on the next connection. Everything the bot does is
  * recorded.
  */
-import { createCipheriv, createHash, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
 import type { WebSocket } from "ws";
+import { decodeFrame, encodeFrame, encryptEvent } from "./feishu-frames.js";
 
 export const FEISHU_APP_ID = "cli_a1b2c3d4e5f60718";
 export const FEISHU_APP_SECRET = "fake-feishu-app-secret";
@@ -101,99 +101,6 @@ export interface FakeFeishuOptions {
   encryptKey?: string;
   /** Seconds between the client's pings (the ClientConfig the endpoint hands out). */
   pingIntervalSec?: number;
-}
-
-// --- pbbp2.Frame, the long connection's protobuf message -----------------------------------
-
-export interface Frame {
-  SeqID: number;
-  LogID: number;
-  service: number;
-  method: number;
-  headers: Array<{ key: string; value: string }>;
-  payload?: Uint8Array;
-}
-
-function varint(n: number): number[] {
-  const out: number[] = [];
-  let v = BigInt(n);
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v > 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v > 0n);
-  return out;
-}
-
-function field(no: number, wire: number): number[] {
-  return varint((no << 3) | wire);
-}
-
-function bytesField(no: number, data: Uint8Array): number[] {
-  return [...field(no, 2), ...varint(data.length), ...data];
-}
-
-export function encodeFrame(frame: Frame): Uint8Array {
-  const enc = new TextEncoder();
-  const out: number[] = [...field(1, 0), ...varint(frame.SeqID), ...field(2, 0), ...varint(frame.LogID), ...field(3, 0), ...varint(frame.service), ...field(4, 0), ...varint(frame.method)];
-  for (const h of frame.headers) out.push(...bytesField(5, new Uint8Array([...bytesField(1, enc.encode(h.key)), ...bytesField(2, enc.encode(h.value))])));
-  if (frame.payload) out.push(...bytesField(8, frame.payload));
-  return new Uint8Array(out);
-}
-
-function readFields(buf: Uint8Array): Array<{ no: number; value: number | Uint8Array }> {
-  const out: Array<{ no: number; value: number | Uint8Array }> = [];
-  let pos = 0;
-  const readVarint = (): number => {
-    let result = 0n;
-    let shift = 0n;
-    for (;;) {
-      const byte = buf[pos++]!;
-      result |= BigInt(byte & 0x7f) << shift;
-      if ((byte & 0x80) === 0) return Number(result);
-      shift += 7n;
-    }
-  };
-  while (pos < buf.length) {
-    const tag = readVarint();
-    const wire = tag & 7;
-    const no = tag >>> 3;
-    if (wire === 0) out.push({ no, value: readVarint() });
-    else if (wire === 2) {
-      const len = readVarint();
-      out.push({ no, value: buf.subarray(pos, pos + len) });
-      pos += len;
-    } else throw new Error(`unexpected protobuf wire type ${wire}`);
-  }
-  return out;
-}
-
-export function decodeFrame(buf: Uint8Array): Frame {
-  const dec = new TextDecoder();
-  const frame: Frame = { SeqID: 0, LogID: 0, service: 0, method: 0, headers: [] };
-  for (const { no, value } of readFields(buf)) {
-    if (no === 1) frame.SeqID = value as number;
-    else if (no === 2) frame.LogID = value as number;
-    else if (no === 3) frame.service = value as number;
-    else if (no === 4) frame.method = value as number;
-    else if (no === 5) {
-      const h = { key: "", value: "" };
-      for (const f of readFields(value as Uint8Array)) {
-        if (f.no === 1) h.key = dec.decode(f.value as Uint8Array);
-        if (f.no === 2) h.value = dec.decode(f.value as Uint8Array);
-      }
-      frame.headers.push(h);
-    } else if (no === 8) frame.payload = value as Uint8Array;
-  }
-  return frame;
-}
-
-/** Feishu's event encryption: AES-256-CBC, key = SHA-256(Encrypt Key), IV in front, base64. */
-export function encryptEvent(key: string, plain: string): string {
-  const iv = randomBytes(16);
-  const cipher = createCipheriv("aes-256-cbc", createHash("sha256").update(key).digest(), iv);
-  return Buffer.concat([iv, cipher.update(plain, "utf8"), cipher.final()]).toString("base64");
 }
 
 /** The readable text of a message's content, by type (what a Feishu user would read). */
