@@ -15,6 +15,10 @@ import { slackSettingNotes } from "./slack/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "slack"] as const;
+import { feishuSettingNotes } from "./feishu/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "feishu"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -34,6 +38,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 const PYTHON_ONLY = new Set([
   "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "wecom", "weixin", "whatsapp",
+  "dingtalk", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -82,6 +87,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "dingtalk") out.push(...dingtalkSettingNotes(name, entry));
     if (type === "wecom") out.push(...wecomSettingNotes(name, entry));
     if (type === "slack") out.push(...slackSettingNotes(name, entry));
+    if (type === "feishu") out.push(...feishuSettingNotes(name, entry));
   }
   return out;
 }

@@ -17,6 +17,9 @@ import type { MailTransport } from "./email/transport.js";
 import { parseSlackConfig } from "./slack/config.js";
 import { SlackChannel } from "./slack/slack-channel.js";
 import { slackSettingNotes } from "./slack/setting-notes.js";
+import { parseFeishuConfig } from "./feishu/config.js";
+import { FeishuChannel } from "./feishu/feishu-channel.js";
+import { feishuSettingNotes } from "./feishu/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -68,6 +71,9 @@ export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) =>
   const dmGate = dmAllowed.length ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: dmAllowed }), logger: deps.logger }) : undefined;
   const channel = new SlackChannel({ ...deps, name, config, ...(dmGate ? { dmGate } : {}), ...(httpServer ? { server: httpServer } : {}) });
   for (const note of slackSettingNotes(name, raw)) deps.logger.warn(note);
+export const feishuFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new FeishuChannel({ ...deps, name, config: parseFeishuConfig(raw, name) });
+  for (const note of feishuSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -100,4 +106,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, slack: slackFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, feishu: feishuFactory };
 }

@@ -73,9 +73,10 @@ describe("channel names", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, dingtalk, wecom)");
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, slack)");
+    expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, feishu)");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     // A disabled one (the Python template lists them all) is no problem.
-    expect(r.err).not.toContain("feishu");
+    expect(r.err).not.toContain("channels.feishu");
   });
 
   it("config check accepts a Python channels.discord and warns about the proxy keys it cannot honour", async () => {
