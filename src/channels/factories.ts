@@ -11,6 +11,9 @@ import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
 import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
+import { parseMSTeamsConfig } from "./msteams/config.js";
+import { MSTeamsChannel } from "./msteams/msteams-channel.js";
+import { msteamsSettingNotes } from "./msteams/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -37,6 +40,13 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+/** Teams posts to the channel's own listener (`host`/`port`/`path`), not the gateway's server. */
+export const msteamsFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
+  for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -67,5 +77,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
 }
