@@ -22,7 +22,7 @@ import type { MSTeamsConfig } from "./config.js";
 import { ConversationRefs } from "./conversation-refs.js";
 import type { ConversationRef } from "./conversation-refs.js";
 import type { ClientSecretCredentials } from "./credentials.js";
-import { TeamsTokenError } from "./token-error.js";
+import { TeamsTokenError, UntrustedServiceUrlError } from "./token-error.js";
 import { toGateInput } from "./inbound.js";
 import type { TeamsActivity } from "./inbound.js";
 import type { OutgoingFile } from "./send.js";
@@ -270,7 +270,7 @@ export class MSTeamsChannel implements Channel {
     if (!this.credentials || !this.createConnector) throw new Error(`${this.name}: channel not started`);
     const ref = this.refs.get(chatId) ?? { serviceUrl: this.config.serviceUrl, conversationId: chatId, updatedAt: 0 };
     if (!this.trusted(ref.serviceUrl)) {
-      throw new Error(`${this.name}: serviceUrl ${ref.serviceUrl} of conversation ${chatId} is not in channels.${this.name}.trustedServiceUrlHosts`);
+      throw new UntrustedServiceUrlError(`${this.name}: serviceUrl ${ref.serviceUrl} of conversation ${chatId} is not in channels.${this.name}.trustedServiceUrlHosts`);
     }
     let connector = this.connectors.get(ref.serviceUrl);
     if (!connector) {

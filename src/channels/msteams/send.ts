@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { MediaItem } from "../../bus/types.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
-import { TeamsTokenError } from "./token-error.js";
+import { TeamsTokenError, UntrustedServiceUrlError } from "./token-error.js";
 
 /**
  * Characters per message. Teams refuses activities over about 28 KB (UTF-8, with the markup it
@@ -16,6 +16,7 @@ import { TeamsTokenError } from "./token-error.js";
 export const TEAMS_TEXT_LIMIT = 4000;
 
 export function classifyTeamsError(error: unknown): RetryDecision {
+  if (error instanceof UntrustedServiceUrlError) return { retryable: false };
   if (error instanceof TeamsTokenError) return { retryable: error.status === 0 || error.status === 429 || error.status >= 500 };
   if (typeof error !== "object" || error === null) return { retryable: false };
   const e = error as { statusCode?: unknown; response?: { headers?: { get?: (name: string) => string | undefined } } };

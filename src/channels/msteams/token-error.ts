@@ -8,3 +8,11 @@ export class TeamsTokenError extends Error {
     this.name = "TeamsTokenError";
   }
 }
+
+/** A send the bot will not make: the conversation's serviceUrl is not trusted with its token. Not retried. */
+export class UntrustedServiceUrlError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UntrustedServiceUrlError";
+  }
+}

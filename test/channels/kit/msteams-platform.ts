@@ -46,9 +46,10 @@ export function teamsSettings(fake: FakeTeams): Record<string, unknown> {
 
 export async function startTeams(
   config: Record<string, unknown> = {},
-  options: { switches?: Record<string, unknown>; home?: string } = {},
+  options: { switches?: Record<string, unknown>; home?: string; fake?: FakeTeams } = {},
 ): Promise<TeamsSession> {
-  const fake = await startFakeTeams();
+  const fake = options.fake ?? (await startFakeTeams());
+  const closeFake = options.fake ? () => Promise.resolve() : () => fake.close();
   const home = options.home ? { dir: options.home, cleanup: () => Promise.resolve() } : await tempHome();
   const bus = new InProcessBus();
   const busErrors: BusError[] = [];
@@ -67,7 +68,7 @@ export async function startTeams(
   });
   const [result] = await manager.startAll();
   if (!result?.ok) {
-    await fake.close();
+    await closeFake();
     await home.cleanup();
     throw new Error(`msteams did not start: ${result?.error}`);
   }
@@ -125,7 +126,7 @@ export async function startTeams(
     typing: () => [...fake.typing],
     async close() {
       await manager.stopAll();
-      await fake.close();
+      await closeFake();
       await home.cleanup();
     },
   };
