@@ -214,6 +214,36 @@ describe("msteams conversations", () => {
     expect(session.fake.messages.map((m) => [m.text, m.replyTo])).toEqual([["flat", undefined]]);
   });
 
+  it("waits as long as a 429's Retry-After says before sending again", async () => {
+    session = await startTeams({ allowFrom: [alice.id] }, { switches: { sendMaxRetries: 3 } });
+    session.fake.failNext("POST /v3/conversations/:id/activities", 429, 1);
+    await session.bus.publishOutbound({ kind: "message", channel: "msteams", chatId: session.fake.dmConversation(alice), id: "r-429", content: "after the throttle" });
+    expect(session.fake.messages.map((m) => m.text)).toEqual(["after the throttle"]);
+    expect(session.waits).toEqual([2000]);
+    expect(session.busErrors).toEqual([]);
+  });
+
+  it("downloads a file shared in a personal chat from its downloadUrl, without the bot's token", async () => {
+    session = await startTeams({ allowFrom: [alice.id] });
+    const downloadUrl = session.fake.shareFile("QUARTERLY", "application/pdf");
+    await session.fake.userSays({
+      user: alice,
+      text: "summarise",
+      extra: {
+        attachments: [
+          { contentType: "application/vnd.microsoft.teams.file.download.info", name: "q3.pdf", content: { downloadUrl, uniqueId: "u1", fileType: "pdf" } },
+          { contentType: "text/html", content: "<p>summarise</p>" },
+        ],
+      },
+    });
+    const inbound = await nextInbound(session.bus);
+    expect(inbound.media).toHaveLength(1);
+    expect(inbound.media![0]).toMatchObject({ kind: "document", name: "q3.pdf", mimeType: "application/pdf" });
+    expect(await readFile(inbound.media![0]!.path!, "utf8")).toBe("QUARTERLY");
+    const fetched = session.fake.requests.find((r) => r.path.startsWith("/shared/"));
+    expect(fetched?.authorization).toBeUndefined();
+  });
+
   it("strips the bot's <at> mention but keeps other people's names", async () => {
     session = await startTeams({ allowFrom: [alice.id] });
     await session.fake.userSays({ user: alice, text: "ask <at>Bob</at> &amp; me", group: true, mention: true });

@@ -36,8 +36,8 @@ export interface TeamsInboundOptions {
   mediaDir: string;
   /** Whether `id` is an activity this bot sent (a reply to it addresses the bot). */
   isOwnMessage: (id: string) => boolean;
-  /** Fetches an attachment URL (with the bot token where the host is trusted). */
-  download: (url: string) => Promise<Response>;
+  /** Fetches an attachment URL; `connector` = a Bot Connector URL that wants the bot's token. */
+  download: (url: string, connector: boolean) => Promise<Response>;
   onDownloadError?: (error: unknown) => void;
 }
 
@@ -111,6 +111,8 @@ interface Download {
   url: string;
   name: string;
   contentType?: string;
+  /** Served by the Bot Connector (needs the bot's token); else a pre-authenticated link. */
+  connector: boolean;
 }
 
 /** Files Teams attaches; the `text/html` copy of the message and cards are not files. */
@@ -120,11 +122,11 @@ function downloads(activity: TeamsActivity): Download[] {
     const type = a.contentType ?? "";
     if (type === "application/vnd.microsoft.teams.file.download.info") {
       const content = (a.content ?? {}) as { downloadUrl?: unknown };
-      if (typeof content.downloadUrl === "string") out.push({ url: content.downloadUrl, name: a.name ?? `file-${i}` });
+      if (typeof content.downloadUrl === "string") out.push({ url: content.downloadUrl, name: a.name ?? `file-${i}`, connector: false });
       continue;
     }
     if (!a.contentUrl || type === "text/html" || type.startsWith("application/vnd.microsoft.")) continue;
-    out.push({ url: a.contentUrl, name: a.name ?? `attachment-${i}`, ...(type ? { contentType: type } : {}) });
+    out.push({ url: a.contentUrl, name: a.name ?? `attachment-${i}`, connector: true, ...(type ? { contentType: type } : {}) });
   }
   return out;
 }
@@ -133,7 +135,7 @@ async function downloadAll(activity: TeamsActivity, options: TeamsInboundOptions
   const out: MediaItem[] = [];
   for (const [i, d] of downloads(activity).entries()) {
     try {
-      const response = await options.download(d.url);
+      const response = await options.download(d.url, d.connector);
       if (!response.ok) throw new Error(`attachment download failed: HTTP ${response.status}`);
       if (Number(response.headers.get("content-length") ?? 0) > MAX_ATTACHMENT_BYTES) throw new Error(`attachment ${d.name} is over ${MAX_ATTACHMENT_BYTES} bytes`);
       const bytes = new Uint8Array(await response.arrayBuffer());

@@ -242,7 +242,7 @@ export class MSTeamsChannel implements Channel {
       mentionOnlyResponse: this.config.mentionOnlyResponse,
       mediaDir: join(this.deps.home, "media", this.name),
       isOwnMessage: (id) => this.own.has(id),
-      download: (url) => this.download(url),
+      download: (url, connector) => this.download(url, connector),
       onDownloadError: (error) => this.log.warn("teams attachment download failed", { error: errorMessage(error) }),
     });
     if (!input) return;
@@ -259,10 +259,10 @@ export class MSTeamsChannel implements Channel {
     if (outcome === "forwarded") void this.typing.start(input.chatId);
   }
 
-  /** The Connector's own attachment URLs need the bot's token; it is never sent to other hosts. */
-  private async download(url: string): Promise<Response> {
+  /** The Connector's own attachment URLs need the bot's token; it is never sent to other hosts or to file links. */
+  private async download(url: string, connector: boolean): Promise<Response> {
     const headers: Record<string, string> = {};
-    if (this.trusted(url) && this.credentials) headers.authorization = `Bearer ${await this.credentials.getToken()}`;
+    if (connector && this.trusted(url) && this.credentials) headers.authorization = `Bearer ${await this.credentials.getToken()}`;
     return fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
   }
 

@@ -86,11 +86,13 @@ export interface FakeTeams {
   userSays(options: UserSaysOptions): Promise<string>;
   /** POSTs an activity to the bot; resolves to the HTTP status. */
   deliver(activity: Record<string, unknown>, options?: DeliverOptions): Promise<number>;
+  /** Serves a file at a pre-authenticated download link (as Teams' file `downloadUrl`). */
+  shareFile(content: string, contentType: string): string;
   /** Delivers the last delivered activity again (the Connector retrying a cut request). */
   redeliverLast(): Promise<number>;
   /** A signed token as the Connector would send it. */
   token(claims?: Record<string, unknown>, foreignKey?: boolean): string;
-  /** The next `count` requests to `METHOD /path-pattern` fail with `status` (`:id` matches a segment). */
+  /** The next `count` requests to `METHOD /path-pattern` fail with `status` (`:id` matches a segment; 429 says `Retry-After: 2`). */
   failNext(route: string, status: number, count?: number): void;
   /** TCP connections the fake Connector opened to the bot's endpoint. */
   botConnections(): number;
@@ -219,10 +221,24 @@ export async function startFakeTeams(): Promise<FakeTeams> {
       res.end(file.content);
       return;
     }
+    const sharedRoute = /^\/shared\/([^/]+)$/.exec(path);
+    if (method === "GET" && sharedRoute) {
+      // A Teams file download link (SharePoint/OneDrive, pre-authenticated): no token needed.
+      const file = attachments.get(sharedRoute[1]!);
+      if (!file) return json(res, 404, { error: { code: "NotFound" } });
+      res.writeHead(200, { "content-type": file.contentType });
+      res.end(file.content);
+      return;
+    }
     const activityRoute = /^\/v3\/conversations\/([^/]+)\/activities(?:\/([^/]+))?$/.exec(path);
     if (activityRoute) {
       if (!authorized(req)) return json(res, 401, { error: { code: "Unauthorized", message: "missing or invalid bot token" } });
       const status = failure(method, path);
+      if (status === 429) {
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "2" });
+        res.end(JSON.stringify({ error: { code: "Throttled", message: "too many requests" } }));
+        return;
+      }
       if (status) return json(res, status, { error: { code: "ServiceError", message: "injected failure" } });
       const conversationId = decodeURIComponent(activityRoute[1]!);
       const activityId = activityRoute[2] ? decodeURIComponent(activityRoute[2]) : undefined;
@@ -329,6 +345,11 @@ export async function startFakeTeams(): Promise<FakeTeams> {
       return id;
     },
     deliver,
+    shareFile(content, contentType) {
+      const id = `shared-${++seq}`;
+      attachments.set(id, { content, contentType });
+      return `${url}/shared/${id}`;
+    },
     async redeliverLast() {
       if (!lastDelivered) throw new Error("fake teams: nothing delivered yet");
       return deliver(lastDelivered);
