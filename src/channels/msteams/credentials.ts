@@ -10,7 +10,7 @@
  */
 import { AppCredentials, ServiceClientCredentialsFactory } from "botframework-connector";
 import type { ServiceClientCredentials } from "botframework-connector";
-import { TeamsTokenError } from "./token-error.js";
+import { TeamsTokenError } from "./errors.js";
 
 export interface TokenEndpoint {
   appId: string;

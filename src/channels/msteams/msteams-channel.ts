@@ -22,7 +22,7 @@ import type { MSTeamsConfig } from "./config.js";
 import { ConversationRefs } from "./conversation-refs.js";
 import type { ConversationRef } from "./conversation-refs.js";
 import type { ClientSecretCredentials } from "./credentials.js";
-import { TeamsTokenError, UntrustedServiceUrlError } from "./token-error.js";
+import { TeamsTokenError, UntrustedServiceUrlError } from "./errors.js";
 import { toGateInput } from "./inbound.js";
 import type { TeamsActivity } from "./inbound.js";
 import type { OutgoingFile } from "./send.js";

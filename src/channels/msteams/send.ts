@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { MediaItem } from "../../bus/types.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
-import { TeamsTokenError, UntrustedServiceUrlError } from "./token-error.js";
+import { TeamsTokenError, UntrustedServiceUrlError } from "./errors.js";
 
 /**
  * Characters per message. Teams refuses activities over about 28 KB (UTF-8, with the markup it

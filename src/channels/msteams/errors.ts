@@ -1,4 +1,6 @@
-/** A token endpoint refusal or outage; `status` 0 means the network. Free of the SDK so the channel can load without it. */
+/** The Teams channel's own errors, free of the SDK so the channel module loads without it. */
+
+/** A token endpoint refusal or outage; `status` 0 means the network. */
 export class TeamsTokenError extends Error {
   constructor(
     message: string,
