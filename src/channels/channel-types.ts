@@ -19,6 +19,10 @@ import { feishuSettingNotes } from "./feishu/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "feishu"] as const;
+import { msteamsSettingNotes } from "./msteams/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "msteams"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -39,6 +43,7 @@ const PYTHON_ONLY = new Set([
   "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "wecom", "weixin", "whatsapp",
   "dingtalk", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -88,6 +93,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "wecom") out.push(...wecomSettingNotes(name, entry));
     if (type === "slack") out.push(...slackSettingNotes(name, entry));
     if (type === "feishu") out.push(...feishuSettingNotes(name, entry));
+    if (type === "msteams") out.push(...msteamsSettingNotes(name, entry));
   }
   return out;
 }

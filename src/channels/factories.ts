@@ -20,6 +20,9 @@ import { slackSettingNotes } from "./slack/setting-notes.js";
 import { parseFeishuConfig } from "./feishu/config.js";
 import { FeishuChannel } from "./feishu/feishu-channel.js";
 import { feishuSettingNotes } from "./feishu/setting-notes.js";
+import { parseMSTeamsConfig } from "./msteams/config.js";
+import { MSTeamsChannel } from "./msteams/msteams-channel.js";
+import { msteamsSettingNotes } from "./msteams/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -74,6 +77,10 @@ export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) =>
 export const feishuFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new FeishuChannel({ ...deps, name, config: parseFeishuConfig(raw, name) });
   for (const note of feishuSettingNotes(name, raw)) deps.logger.warn(note);
+/** Teams posts to the channel's own listener (`host`/`port`/`path`), not the gateway's server. */
+export const msteamsFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
+  for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -107,4 +114,5 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, slack: slackFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, feishu: feishuFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
 }

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { msteamsPlatform } from "./msteams-platform.js";
+
+runChannelKit(msteamsPlatform);
