@@ -11,6 +11,10 @@ import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
 import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
+import { mattermostGates } from "./mattermost/access.js";
+import { parseMattermostConfig } from "./mattermost/config.js";
+import { MattermostChannel } from "./mattermost/mattermost-channel.js";
+import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -37,6 +41,15 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+/** Mattermost builds its own gates: direct messages follow `dm.policy` / `dm.allowFrom`. */
+export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) => {
+  const config = parseMattermostConfig(raw, name);
+  const gates = mattermostGates(name, config, deps.bus, deps.logger, pairing);
+  const channel = new MattermostChannel({ ...deps, gate: gates.group, dmGate: gates.dm, name, config });
+  for (const note of mattermostSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -67,5 +80,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory };
 }
