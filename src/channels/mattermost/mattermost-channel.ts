@@ -77,6 +77,8 @@ export class MattermostChannel implements Channel {
   private readonly receipts = new Map<string, PendingReceipt>();
   private readonly usernames = new BoundedMap<string>(5_000);
   private readonly contextGiven = new LruSet(5_000);
+  /** Replies sent per chat, to notice a reply that overtook its own question's bookkeeping. */
+  private readonly answered = new BoundedMap<number>(1_000);
 
   constructor(options: MattermostChannelOptions) {
     this.name = options.name ?? "mattermost";
@@ -216,12 +218,21 @@ export class MattermostChannel implements Channel {
       input.sessionKey = `${this.name}:${post.channel_id}:${verdict.threadRoot}`;
     }
     const gate = verdict.isDirect ? this.dmGate : this.deps.gate;
+    // Known before the gate publishes: the agent may answer before receive() returns.
+    this.replyRoots.set(post.id, verdict.threadRoot ?? "");
+    const previousThread = this.chatThreads.get(post.channel_id);
+    this.chatThreads.set(post.channel_id, verdict.threadRoot ?? "");
+    const answeredBefore = this.answered.get(post.channel_id) ?? 0;
     const outcome = await gate.receive(input, async (text) => {
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.post(post.channel_id, text), classifyMattermostError);
     });
-    if (outcome !== "forwarded") return;
-    this.replyRoots.set(post.id, verdict.threadRoot ?? "");
-    this.chatThreads.set(post.channel_id, verdict.threadRoot ?? "");
+    if (outcome !== "forwarded") {
+      if (previousThread === undefined) this.chatThreads.delete(post.channel_id);
+      else this.chatThreads.set(post.channel_id, previousThread);
+      return;
+    }
+    // Already answered (a fast agent): no receipt or typing left behind.
+    if ((this.answered.get(post.channel_id) ?? 0) !== answeredBefore) return;
     await this.acknowledge(post.channel_id, post.id);
     void this.typing.start(post.channel_id);
   }
@@ -290,6 +301,7 @@ export class MattermostChannel implements Channel {
   }
 
   private async replied(chatId: string): Promise<void> {
+    this.answered.set(chatId, (this.answered.get(chatId) ?? 0) + 1);
     this.typing.stop(chatId);
     const receipt = this.receipts.get(chatId);
     if (!receipt) return;
