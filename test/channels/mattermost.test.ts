@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { channelSettingNotes } from "../../src/channels/channel-types.js";
+import type { ChannelConnection } from "../../src/channels/types.js";
 import { parseMattermostConfig } from "../../src/channels/mattermost/config.js";
 import { MATTERMOST_BOT, MATTERMOST_GROUP_CHANNEL, MATTERMOST_TEAM, MATTERMOST_TOKEN } from "./helpers/fake-mattermost.js";
 import { nextInbound, waitFor } from "./helpers/harness.js";
@@ -52,6 +53,29 @@ describe("mattermost: connection", () => {
     await waitFor(() => fake.connections() === 2, "the reconnection after the unanswered ping");
     fake.userPosts({ author: alice, message: "still there?" });
     expect((await nextInbound(session.bus)).content).toBe("still there?");
+  });
+
+  it("backs off between failed reconnects (at once, then 1 s, 2 s) on the channel clock and recovers", async () => {
+    session = await startMattermost({ allowFrom: [alice.id] });
+    const { fake, clock } = session;
+    const status = (): ChannelConnection => session!.manager.get("mattermost")!.status!();
+    const first = fake.socketAttempts();
+    fake.refuseSockets(true);
+    fake.dropSockets();
+    await waitFor(() => fake.socketAttempts() === first + 1, "the immediate reconnect attempt");
+    await waitFor(() => status().lastError?.includes("HTTP 503"), "the refusal in the status");
+    expect(status().connected).toBe(false);
+    clock.advance(999);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fake.socketAttempts()).toBe(first + 1);
+    clock.advance(1);
+    await waitFor(() => fake.socketAttempts() === first + 2, "the attempt after 1 s");
+    fake.refuseSockets(false);
+    clock.advance(2000);
+    await waitFor(() => status().connected, "the reconnection after 2 s");
+    expect(fake.socketAttempts()).toBe(first + 3);
+    fake.userPosts({ author: alice, message: "back" });
+    expect((await nextInbound(session.bus)).content).toBe("back");
   });
 });
 

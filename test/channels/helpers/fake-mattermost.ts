@@ -90,6 +90,10 @@ export interface FakeMattermost {
   connections(): number;
   /** While on, pings get no pong (a half-dead connection). */
   silence(on: boolean): void;
+  /** While on, WebSocket upgrades are refused with HTTP 503 (REST keeps working). */
+  refuseSockets(on: boolean): void;
+  /** WebSocket connection attempts so far (refused ones included). */
+  socketAttempts(): number;
   close(): Promise<void>;
 }
 
@@ -125,6 +129,8 @@ export async function startFakeMattermost(extraUsers: MattermostUser[] = []): Pr
   const live = new Map<WebSocket, { seq: number }>();
   let connections = 0;
   let silent = false;
+  let refusing = false;
+  let upgrades = 0;
   let clock = 1_700_000_000_000;
 
   const server: Server = createServer((req, res) => {
@@ -135,6 +141,8 @@ export async function startFakeMattermost(extraUsers: MattermostUser[] = []): Pr
   const wss = new WebSocketServer({ noServer: true });
   server.on("upgrade", (req, socket, head) => {
     if (new URL(req.url ?? "/", "http://x").pathname !== "/api/v4/websocket") return socket.destroy();
+    upgrades++;
+    if (refusing) return void socket.end("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     wss.handleUpgrade(req, socket, head, (ws) => onSocket(ws, req));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -387,6 +395,10 @@ export async function startFakeMattermost(extraUsers: MattermostUser[] = []): Pr
     silence(on) {
       silent = on;
     },
+    refuseSockets(on) {
+      refusing = on;
+    },
+    socketAttempts: () => upgrades,
     async close() {
       for (const socket of wss.clients) socket.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
