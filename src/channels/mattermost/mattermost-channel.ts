@@ -21,8 +21,8 @@ import type { MattermostConfig } from "./config.js";
 import { EventSocket } from "./event-socket.js";
 import type { MattermostEvent } from "./event-socket.js";
 import { judgePost, mediaKind, readPosted } from "./inbound.js";
-import type { Bot, PostedEvent } from "./inbound.js";
-import { classifyMattermostError, createClient, createPost, downloadFile, editPost, fileInfo, loadFile, react, threadPosts, uploadFile } from "./rest.js";
+import type { Bot, MattermostPost, PostedEvent } from "./inbound.js";
+import { classifyMattermostError, createClient, createPost, downloadFile, editPost, loadFile, postFiles, react, threadPosts, uploadFile } from "./rest.js";
 import type { MattermostClient } from "./rest.js";
 
 /** Files over this size are not downloaded (as the other channels). */
@@ -195,7 +195,7 @@ export class MattermostChannel implements Channel {
     }
     const client = this.rest();
     const username = await this.username(post.user_id, event.senderName);
-    const media = await this.downloadAll(client, post.file_ids ?? []);
+    const media = await this.downloadAll(client, post);
     if (!verdict.content && media.length === 0) return;
     let content = verdict.content;
     if (post.root_id && this.config.includeThreadContext) content = await this.withThreadContext(client, post.channel_id, post.root_id, post.id, content);
@@ -250,20 +250,27 @@ export class MattermostChannel implements Channel {
     }
   }
 
-  private async downloadAll(client: MattermostClient, fileIds: string[]): Promise<MediaItem[]> {
+  private async downloadAll(client: MattermostClient, post: MattermostPost): Promise<MediaItem[]> {
+    if (!post.file_ids?.length) return [];
     const out: MediaItem[] = [];
     const dir = join(this.deps.home, "media", this.name);
-    for (const fileId of fileIds) {
+    let files: Awaited<ReturnType<typeof postFiles>>;
+    try {
+      files = await postFiles(client, post.id);
+    } catch (error) {
+      this.log.warn("mattermost file list failed", { post: post.id, error: errorMessage(error) });
+      return [];
+    }
+    for (const file of files) {
+      if (file.size !== undefined && file.size > MAX_FILE_BYTES) continue;
       try {
-        const info = await fileInfo(client, fileId);
-        if (info.size !== undefined && info.size > MAX_FILE_BYTES) continue;
-        const bytes = await downloadFile(client, fileId);
+        const bytes = await downloadFile(client, file.id);
         await mkdir(dir, { recursive: true });
-        const path = join(dir, `${fileId}_${info.name.replace(/[^\w.-]/g, "_")}`);
+        const path = join(dir, `${file.id}_${file.name.replace(/[^\w.-]/g, "_")}`);
         await writeFile(path, bytes);
-        out.push({ kind: mediaKind(info.mimeType), path, name: info.name, ...(info.mimeType ? { mimeType: info.mimeType } : {}) });
+        out.push({ kind: mediaKind(file.mimeType), path, name: file.name, ...(file.mimeType ? { mimeType: file.mimeType } : {}) });
       } catch (error) {
-        this.log.warn("mattermost file download failed", { file: fileId, error: errorMessage(error) });
+        this.log.warn("mattermost file download failed", { file: file.id, error: errorMessage(error) });
       }
     }
     return out;

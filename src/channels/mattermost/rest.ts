@@ -31,9 +31,8 @@ export function classifyMattermostError(error: unknown): RetryDecision {
   if (typeof error !== "object" || error === null) return { retryable: false };
   const e = error as { status_code?: unknown; server_error_id?: unknown; url?: unknown };
   if (typeof e.status_code === "number") return { retryable: e.status_code >= 500 || e.status_code === 429 };
-  // A ClientError without a status: the body was not Mattermost's JSON (a proxy's error page).
-  if ("url" in e && "server_error_id" in e) return { retryable: true };
-  // Anything else is the network (connection refused, reset, timed out).
+  // No status: the network failed (connection refused, reset), or the error body was not
+  // Mattermost's JSON (a proxy's 502 page). Both are worth another attempt.
   return { retryable: true };
 }
 
@@ -88,11 +87,10 @@ export interface FileMeta {
   size?: number;
 }
 
-export async function fileInfo(client: MattermostClient, fileId: string): Promise<FileMeta> {
-  const response = await fetch(`${client.getFileRoute(fileId)}/info`, { headers: { Authorization: `Bearer ${client.getToken()}` } });
-  if (!response.ok) throw new Error(`file info ${fileId}: HTTP ${response.status}`);
-  const info = (await response.json()) as { name?: string; mime_type?: string; size?: number };
-  return { name: info.name || fileId, ...(info.mime_type ? { mimeType: info.mime_type } : {}), ...(typeof info.size === "number" ? { size: info.size } : {}) };
+/** The files attached to a post (`GET /posts/{id}/files/info`). */
+export async function postFiles(client: MattermostClient, postId: string): Promise<Array<FileMeta & { id: string }>> {
+  const infos = await client.getFileInfosForPost(postId);
+  return infos.map((info) => ({ id: info.id, name: info.name || info.id, ...(info.mime_type ? { mimeType: info.mime_type } : {}), size: info.size }));
 }
 
 export async function downloadFile(client: MattermostClient, fileId: string): Promise<Uint8Array> {

@@ -1,7 +1,7 @@
 /**
  * A loopback fake of a Mattermost server, from Mattermost's documented API v4 wire format:
  * REST under `/api/v4` (users/me and users/{id}, posts create/patch/delete, a post's thread,
- * multipart file uploads, file info and downloads, reactions, direct channels), errors as
+ * multipart file uploads, a post's file infos and file downloads, reactions, direct channels), errors as
  * Mattermost's AppError JSON, and the WebSocket `/api/v4/websocket` (Authorization header or
  * `authentication_challenge`, `hello` with the connection id, `posted` events with `seq`,
  * `ping` → `pong`, the `user_typing` action). Every post a user makes is broadcast as a
@@ -278,6 +278,11 @@ export async function startFakeMattermost(extraUsers: MattermostUser[] = []): Pr
       const thread = posts.filter((p) => !p.deleted && (p.id === m![1] || p.rootId === m![1]));
       if (thread.length === 0) return appError(res, 404, "Unable to find the existing post or comment.");
       return json(res, 200, { order: thread.map((p) => p.id), posts: Object.fromEntries(thread.map((p) => [p.id, postJson(p)])), next_post_id: "", prev_post_id: "", has_next: false });
+    }
+    if ((m = /^GET \/posts\/([a-z0-9]+)\/files\/info$/.exec(key))) {
+      const post = posts.find((p) => p.id === m![1] && !p.deleted);
+      if (!post) return appError(res, 404, "Unable to find the existing post or comment.");
+      return json(res, 200, post.fileIds.map((id) => fileInfoJson(files.get(id)!)));
     }
     if (key === "POST /files" && form) {
       const infos: Array<Record<string, unknown>> = [];
