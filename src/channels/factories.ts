@@ -15,6 +15,9 @@ import { mattermostGates } from "./mattermost/access.js";
 import { parseMattermostConfig } from "./mattermost/config.js";
 import { MattermostChannel } from "./mattermost/mattermost-channel.js";
 import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { parseQQConfig } from "./qq/config.js";
+import { QQChannel } from "./qq/qq-channel.js";
+import { qqSettingNotes } from "./qq/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -53,6 +56,12 @@ export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) 
   return channel;
 };
 
+export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
+  for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** What a mail transport may need beyond its config: where to keep state, how to log. */
 export interface MailTransportContext {
   home: string;
@@ -80,5 +89,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory, qq: qqFactory };
 }
