@@ -23,6 +23,11 @@ import { msteamsSettingNotes } from "./msteams/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "msteams"] as const;
+import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { qqSettingNotes } from "./qq/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "mattermost", "qq"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -44,6 +49,7 @@ const PYTHON_ONLY = new Set([
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "wecom", "weixin", "whatsapp",
   "dingtalk", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mochat", "msteams", "napcat", "signal", "slack", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -94,6 +100,8 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "slack") out.push(...slackSettingNotes(name, entry));
     if (type === "feishu") out.push(...feishuSettingNotes(name, entry));
     if (type === "msteams") out.push(...msteamsSettingNotes(name, entry));
+    if (type === "mattermost") out.push(...mattermostSettingNotes(name, entry));
+    if (type === "qq") out.push(...qqSettingNotes(name, entry));
   }
   return out;
 }

@@ -23,6 +23,13 @@ import { feishuSettingNotes } from "./feishu/setting-notes.js";
 import { parseMSTeamsConfig } from "./msteams/config.js";
 import { MSTeamsChannel } from "./msteams/msteams-channel.js";
 import { msteamsSettingNotes } from "./msteams/setting-notes.js";
+import { mattermostGates } from "./mattermost/access.js";
+import { parseMattermostConfig } from "./mattermost/config.js";
+import { MattermostChannel } from "./mattermost/mattermost-channel.js";
+import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { parseQQConfig } from "./qq/config.js";
+import { QQChannel } from "./qq/qq-channel.js";
+import { qqSettingNotes } from "./qq/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -81,6 +88,18 @@ export const feishuFactory: ChannelFactory = ({ name, raw, deps }) => {
 export const msteamsFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
   for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
+/** Mattermost builds its own gates: direct messages follow `dm.policy` / `dm.allowFrom`. */
+export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) => {
+  const config = parseMattermostConfig(raw, name);
+  const gates = mattermostGates(name, config, deps.bus, deps.logger, pairing);
+  const channel = new MattermostChannel({ ...deps, gate: gates.group, dmGate: gates.dm, name, config });
+  for (const note of mattermostSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
+  for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -115,4 +134,5 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, slack: slackFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, feishu: feishuFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory, qq: qqFactory };
 }

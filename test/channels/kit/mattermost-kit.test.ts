@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { mattermostPlatform } from "./mattermost-platform.js";
+
+runChannelKit(mattermostPlatform);

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { qqPlatform } from "./qq-platform.js";
+
+runChannelKit(qqPlatform);
