@@ -11,6 +11,9 @@ import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
 import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
+import { parseMatrixConfig } from "./matrix/config.js";
+import { MatrixChannel } from "./matrix/matrix-channel.js";
+import { matrixSettingNotes } from "./matrix/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -37,6 +40,12 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
+  for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -67,5 +76,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, matrix: matrixFactory };
 }
