@@ -80,7 +80,10 @@ export class MatrixChannel implements Channel {
     (await import("matrix-js-sdk/lib/logger.js")).logger.setLevel("silent");
     const session = await this.login(sdk);
     this.session = session;
-    const client = sdk.createClient({
+    // Not `createClient`: it adds a scheduler that retries failed sends on its own timers,
+    // past `sendMaxRetries`; here the delivery queue owns every retry.
+    const client = new sdk.MatrixClient({
+      store: new sdk.MemoryStore(),
       baseUrl: this.config.homeserver,
       accessToken: session.accessToken,
       userId: session.userId,

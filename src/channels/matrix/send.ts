@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { basename, extname } from "node:path";
-import type { MatrixClient } from "matrix-js-sdk";
+import type { MatrixClient, Method } from "matrix-js-sdk";
 import type { MediaItem } from "../../bus/types.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
 import { markdownToMatrixHtml } from "./markdown-html.js";
@@ -90,9 +90,14 @@ export function editContent(eventId: string, text: string): RoomContent {
   return { ...fallback, "m.new_content": next, "m.relates_to": { rel_type: "m.replace", event_id: eventId } };
 }
 
-export async function sendContent(client: MatrixClient, roomId: string, content: RoomContent, txnId?: string): Promise<string> {
-  // threadId null: the relation (reply, thread) is already in the content.
-  const sent = await client.sendEvent(roomId, null, "m.room.message" as never, content as never, txnId);
+/**
+ * `PUT /rooms/{room}/send/m.room.message/{txnId}` through the SDK's authenticated HTTP layer.
+ * Not `client.sendEvent`: that keeps a local echo per transaction id and refuses to send the
+ * same id twice, while a delivery retry must reuse its id for the homeserver to deduplicate.
+ */
+export async function sendContent(client: MatrixClient, roomId: string, content: RoomContent, txnId = client.makeTxnId()): Promise<string> {
+  const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
+  const sent = await client.http.authedRequest<{ event_id: string }>("PUT" as Method, path, undefined, content);
   return sent.event_id;
 }
 
