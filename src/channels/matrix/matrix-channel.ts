@@ -8,6 +8,7 @@
  * matrix-js-sdk is loaded when the channel starts, so configs without Matrix never load it.
  */
 import { join } from "node:path";
+import type * as MatrixSdk from "matrix-js-sdk";
 import type { MatrixClient, MatrixEvent, Room } from "matrix-js-sdk";
 import type { MediaItem, OutboundMessage } from "../../bus/types.js";
 import { ConfigError, errorMessage } from "../../core/errors.js";
@@ -34,7 +35,7 @@ export interface MatrixChannelOptions extends ChannelDeps {
   name?: string;
 }
 
-type Sdk = typeof import("matrix-js-sdk");
+type Sdk = typeof MatrixSdk;
 
 export class MatrixChannel implements Channel {
   readonly name: string;

@@ -4,7 +4,7 @@
  * legacy `/_matrix/media/v3/download`), a small concurrency limit for them
  * (`maxConcurrentMediaDownloads`), and the SDK's log lines routed to the channel's logger.
  */
-import type { MatrixClient } from "matrix-js-sdk";
+import type { ICreateClientOpts, MatrixClient } from "matrix-js-sdk";
 import type { Logger } from "../../core/logger.js";
 
 /** The bytes behind `mxc`, "too large" past `maxBytes`, undefined when the server has none; throws on network failures. */
@@ -48,7 +48,7 @@ export class Limiter {
   }
 }
 
-type SdkLogger = NonNullable<import("matrix-js-sdk").ICreateClientOpts["logger"]>;
+type SdkLogger = NonNullable<ICreateClientOpts["logger"]>;
 
 /** The SDK's logger interface over the channel's: everything at debug level except errors (warn). */
 export function sdkLogger(log: Logger, prefix = "matrix-sdk"): SdkLogger {
