@@ -7,7 +7,7 @@
  * by `m.replace` edits, typing notifications, markdown sent as `org.matrix.custom.html`.
  * matrix-js-sdk is loaded when the channel starts, so configs without Matrix never load it.
  */
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type * as MatrixSdk from "matrix-js-sdk";
 import type { MatrixClient, MatrixEvent, Room } from "matrix-js-sdk";
 import type { MediaItem, OutboundMessage } from "../../bus/types.js";
@@ -341,7 +341,7 @@ export class MatrixChannel implements Channel {
       if (this.deps.delivery.isDelivered(key)) continue;
       const placement = chunks.length === 0 && i === 0 ? first : rest;
       const loaded = await loadFile(item, this.config.maxMediaBytes);
-      const label = item.name ?? item.path ?? item.url ?? "file";
+      const label = item.name ?? (item.path ? basename(item.path) : (item.url ?? "file"));
       if ("problem" in loaded) {
         this.log.warn("matrix attachment not sent", { file: label, problem: loaded.problem });
         const note = `[attachment: ${label} - ${loaded.problem === "too large" ? "too large" : "send failed"}]`;
