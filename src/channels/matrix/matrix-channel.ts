@@ -21,6 +21,7 @@ import type { Channel, ChannelConnection, ChannelDeps } from "../types.js";
 import type { MatrixConfig } from "./config.js";
 import { toGateInput } from "./inbound.js";
 import { downloadMedia, Limiter, sdkLogger } from "./media.js";
+import { useReleasableTimeouts } from "./request-timeouts.js";
 import type { Placement } from "./send.js";
 import { MATRIX_TEXT_LIMIT, classifyMatrixError, editContent, fileContent, loadFile, sendContent, textContent, txnIdFor, uploadFile } from "./send.js";
 import type { MatrixSession } from "./session.js";
@@ -91,6 +92,7 @@ export class MatrixChannel implements Channel {
       ...(session.deviceId ? { deviceId: session.deviceId } : {}),
       logger: sdkLogger(this.log),
     });
+    useReleasableTimeouts(client);
     this.client = client;
     this.wire(sdk, client);
     const ready = new Promise<void>((resolve, reject) => {
