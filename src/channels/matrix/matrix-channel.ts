@@ -225,7 +225,7 @@ export class MatrixChannel implements Channel {
     client.on(sdk.ClientEvent.Sync, (state, _prev, data) => {
       if (state === "PREPARED" || state === "SYNCING" || state === "CATCHUP") {
         if (!this.connection.connected && this.live) this.log.info("matrix sync back");
-        this.setConnected(this.live || state !== "PREPARED" ? true : this.connection.connected);
+        this.setConnected(true);
       } else if (state === "RECONNECTING" || state === "ERROR") {
         this.setConnected(false, `sync failed: ${data?.error ? errorMessage(data.error) : state.toLowerCase()}`);
       }
