@@ -28,6 +28,10 @@ import { qqSettingNotes } from "./qq/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "mattermost", "qq"] as const;
+import { matrixSettingNotes } from "./matrix/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "matrix"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -50,6 +54,7 @@ const PYTHON_ONLY = new Set([
   "dingtalk", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mochat", "msteams", "napcat", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
 ]);
 
 export interface ChannelTypeProblem {
@@ -102,6 +107,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "msteams") out.push(...msteamsSettingNotes(name, entry));
     if (type === "mattermost") out.push(...mattermostSettingNotes(name, entry));
     if (type === "qq") out.push(...qqSettingNotes(name, entry));
+    if (type === "matrix") out.push(...matrixSettingNotes(name, entry));
   }
   return out;
 }

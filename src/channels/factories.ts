@@ -30,6 +30,9 @@ import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
 import { parseQQConfig } from "./qq/config.js";
 import { QQChannel } from "./qq/qq-channel.js";
 import { qqSettingNotes } from "./qq/setting-notes.js";
+import { parseMatrixConfig } from "./matrix/config.js";
+import { MatrixChannel } from "./matrix/matrix-channel.js";
+import { matrixSettingNotes } from "./matrix/setting-notes.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -100,6 +103,9 @@ export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) 
 export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
   for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
+export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
+  for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -135,4 +141,5 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, feishu: feishuFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory, qq: qqFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, matrix: matrixFactory };
 }

@@ -68,7 +68,7 @@ describe("channel names", () => {
   });
 
   it("config check fails on an enabled channel nanobot does not have, with did-you-mean for a typo", async () => {
-    await withConfig(base({ channels: { matrix: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
+    await withConfig(base({ channels: { mochat: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
     const r = await run(["config", "check"]);
     expect(r.code).toBe(2);
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, dingtalk, wecom)");
@@ -76,6 +76,7 @@ describe("channel names", () => {
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, feishu)");
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, msteams)");
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, mattermost, qq)");
+    expect(r.err).toContain("channels.mochat is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, matrix)");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     // A disabled one (the Python template lists them all) is no problem.
     expect(r.err).not.toContain("channels.feishu");
@@ -90,16 +91,16 @@ describe("channel names", () => {
   });
 
   it("status does not list them as enabled, and other commands still run with a warning", async () => {
-    await withConfig(base({ channels: { matrix: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
+    await withConfig(base({ channels: { mochat: { enabled: true }, telegram: { enabled: true, token: "1:a" } } }));
     const status = await run(["status", "--json"]);
     expect(status.code).toBe(0);
     const report = JSON.parse(status.out) as { channels: string[]; unsupportedChannels: string[] };
     expect(report.channels).toEqual(["telegram"]);
-    expect(report.unsupportedChannels).toEqual(["matrix"]);
-    expect(status.err).toContain("channels.matrix is a Python nanobot channel");
+    expect(report.unsupportedChannels).toEqual(["mochat"]);
+    expect(status.err).toContain("channels.mochat is a Python nanobot channel");
 
     const text = await run(["status"]);
-    expect(text.out).toMatch(/channels\s+telegram \(not started, not a nanobot channel: matrix\)/);
+    expect(text.out).toMatch(/channels\s+telegram \(not started, not a nanobot channel: mochat\)/);
 
     fake.enqueue({ text: "still here" });
     const agent = await run(["agent", "-m", "hi"]);
@@ -107,10 +108,10 @@ describe("channel names", () => {
   });
 
   it("gateway refuses to start with the same error, before it listens", async () => {
-    await withConfig(base({ channels: { matrix: { enabled: true }, telegarm: { enabled: true, token: "1:a" } } }));
+    await withConfig(base({ channels: { mochat: { enabled: true }, telegarm: { enabled: true, token: "1:a" } } }));
     const r = await run(["gateway", "--port", "0"]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain("config.json: channels.matrix is a Python nanobot channel that nanobot (TS) does not have");
+    expect(r.err).toContain("config.json: channels.mochat is a Python nanobot channel that nanobot (TS) does not have");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     expect(r.out).not.toContain("listening");
   });

@@ -1,0 +1,523 @@
+/**
+ * A loopback fake Matrix homeserver, from the client-server API spec (v1.11): the calls
+ * matrix-js-sdk makes for a bot — `/versions`, `whoami`, password `login`, push rules,
+ * capabilities, filters, the `/sync` long poll (joined rooms with state and timeline,
+ * invites, `since` tokens, held until an event arrives or `timeout` passes), joins, room sends
+ * (idempotent per access token and transaction id, as the spec requires), redactions, typing,
+ * media upload (`/_matrix/media/v3/upload`) and download (authenticated
+ * `/_matrix/client/v1/media/download`, and the legacy `/_matrix/media/v3/download`).
+ * Everything the bot does is recorded; syncs can be failed or cut.
+ */
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export const MATRIX_SERVER = "fake.test";
+export const MATRIX_BOT = { id: "@nanobot:fake.test", username: "@nanobot:fake.test", displayName: "Nanobot" };
+export const MATRIX_TOKEN = "syt_fake_bot_token";
+export const MATRIX_DEVICE = "NANOBOTDEVICE";
+export const MATRIX_PASSWORD = "correct horse battery staple";
+export const MATRIX_GROUP_ROOM = "!group:fake.test";
+
+export type Json = Record<string, unknown>;
+
+export interface MatrixEventJson {
+  type: string;
+  event_id: string;
+  sender: string;
+  origin_server_ts: number;
+  content: Json;
+  room_id: string;
+  state_key?: string;
+  unsigned?: Json;
+}
+
+/** One message the bot sent, as the homeserver holds it. */
+export interface MatrixSentMessage {
+  eventId: string;
+  roomId: string;
+  txnId: string;
+  msgtype: string;
+  /** The body as it stands now (after edits). */
+  body: string;
+  /** The first send's content. */
+  content: Json;
+  /** Every edit's new body, in order. */
+  edits: string[];
+  /** The latest content (the last edit's `m.new_content`, else the first content). */
+  current: Json;
+  /** `m.relates_to.m.in_reply_to.event_id`. */
+  replyTo?: string;
+  /** `m.relates_to.event_id` of an `m.thread` relation. */
+  threadRoot?: string;
+  /** For media messages: the uploaded file. */
+  file?: { name: string; content: string; mimeType: string };
+  redacted: boolean;
+}
+
+export interface MatrixRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: unknown;
+  token?: string;
+}
+
+export interface FakeMatrixOptions {
+  /** Serve only the legacy `/_matrix/media/v3/download` (a server before Matrix 1.11). */
+  legacyMediaOnly?: boolean;
+  /** `m.upload.size` advertised by the media config. */
+  uploadLimit?: number;
+}
+
+export interface FakeMatrix {
+  /** The homeserver base URL (`channels.matrix.homeserver`). */
+  url: string;
+  messages: MatrixSentMessage[];
+  requests: MatrixRequest[];
+  /** `PUT …/typing` calls with `typing: true`, by room. */
+  typing: string[];
+  /** Every typing call, on and off. */
+  typingCalls: Array<{ roomId: string; typing: boolean; timeout?: number }>;
+  joins: string[];
+  logins: number;
+  /** Routes nobody implemented that the client asked for. */
+  unknown: string[];
+  /** A room the bot is in, with these other members (joined before the bot starts syncing). */
+  addRoom(roomId: string, members: string[], name?: string): void;
+  /** A room `inviter` made with `members`, to which the bot is invited. */
+  invite(roomId: string, inviter: string, members?: string[]): void;
+  /** A user sends a room event; returns its event id. */
+  userSends(roomId: string, sender: string, content: Json, type?: string): string;
+  /** Stores media as a user's client would have uploaded it; returns the `mxc://` URI. */
+  addMedia(name: string, mimeType: string, content: string | Buffer): string;
+  /** The next `count` requests to `METHOD /path-pattern` fail with `status` (`*` matches one path segment). */
+  failNext(route: string, status: number, count?: number, body?: Json): void;
+  /** The next `count` /sync requests fail with HTTP 502. */
+  failSyncs(count: number): void;
+  /** Cuts every /sync long poll waiting for events, as a network drop would. */
+  dropSyncs(): number;
+  /** /sync long polls currently held open. */
+  waitingSyncs(): number;
+  /** The first sync, plus every sync answered after a failed or cut one. */
+  sessions(): number;
+  /** Expires the bot's access token (every request gets 401 M_UNKNOWN_TOKEN). */
+  revokeToken(): void;
+  close(): Promise<void>;
+}
+
+interface RoomState {
+  members: Map<string, string>;
+  name?: string;
+  /** Stream position at which the bot joined (or was invited). */
+  botJoinedAt: number;
+}
+
+interface Held {
+  res: ServerResponse;
+  since: number | undefined;
+  cancel: () => void;
+  wake: () => void;
+}
+
+const PREFIX = "/_matrix/client";
+
+export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<FakeMatrix> {
+  const log: Array<{ pos: number; event: MatrixEventJson }> = [];
+  const rooms = new Map<string, RoomState>();
+  const invites = new Map<string, { inviter: string; pos: number; name?: string }>();
+  const media = new Map<string, { name: string; mimeType: string; data: Buffer }>();
+  const txns = new Map<string, string>();
+  const filters = new Map<string, unknown>();
+  const failures: Array<{ pattern: RegExp; status: number; body: Json }> = [];
+  const held = new Set<Held>();
+  const tokens = new Set([MATRIX_TOKEN]);
+  const messages: MatrixSentMessage[] = [];
+  const requests: MatrixRequest[] = [];
+  const typing: string[] = [];
+  const typingCalls: FakeMatrix["typingCalls"] = [];
+  const joins: string[] = [];
+  const unknown: string[] = [];
+  let pos = 0;
+  let nextId = 1;
+  let syncFailures = 0;
+  let sessions = 0;
+  let streamBroken = true;
+  let logins = 0;
+
+  const newEventId = (): string => `$ev${nextId++}-${Math.random().toString(36).slice(2, 8)}`;
+
+  function append(roomId: string, event: Omit<MatrixEventJson, "event_id" | "origin_server_ts" | "room_id"> & { event_id?: string }): MatrixEventJson {
+    const full: MatrixEventJson = { event_id: newEventId(), origin_server_ts: Date.now(), room_id: roomId, ...event };
+    log.push({ pos: ++pos, event: full });
+    for (const h of [...held]) h.wake();
+    return full;
+  }
+
+  function member(roomId: string, userId: string, membership: string, sender = userId): void {
+    const room = rooms.get(roomId)!;
+    room.members.set(userId, membership);
+    const displayname = userId === MATRIX_BOT.id ? MATRIX_BOT.displayName : userId.slice(1).split(":")[0]!;
+    append(roomId, { type: "m.room.member", sender, state_key: userId, content: { membership, displayname } });
+  }
+
+  function createRoom(roomId: string, creator: string, name?: string): RoomState {
+    const room: RoomState = { members: new Map(), botJoinedAt: Number.POSITIVE_INFINITY, ...(name ? { name } : {}) };
+    rooms.set(roomId, room);
+    append(roomId, { type: "m.room.create", sender: creator, state_key: "", content: { creator, room_version: "10" } });
+    member(roomId, creator, "join");
+    if (name) append(roomId, { type: "m.room.name", sender: creator, state_key: "", content: { name } });
+    return room;
+  }
+
+  function joinBot(roomId: string): void {
+    const room = rooms.get(roomId);
+    if (!room) throw new Error(`no room ${roomId}`);
+    if (room.members.get(MATRIX_BOT.id) === "join") return;
+    member(roomId, MATRIX_BOT.id, "join");
+    room.botJoinedAt = pos;
+    invites.delete(roomId);
+  }
+
+  /** The latest state event per (type, state_key) of a room, up to `upTo`. */
+  function currentState(roomId: string, upTo = Number.POSITIVE_INFINITY): MatrixEventJson[] {
+    const state = new Map<string, MatrixEventJson>();
+    for (const { pos: p, event } of log) {
+      if (p > upTo || event.room_id !== roomId || event.state_key === undefined) continue;
+      state.set(`${event.type}\u0000${event.state_key}`, event);
+    }
+    return [...state.values()];
+  }
+
+  function forClient(event: MatrixEventJson): Json {
+    const { room_id: _room, ...rest } = event;
+    return rest;
+  }
+
+  function syncBody(since: number | undefined): { body: Json; empty: boolean } {
+    const join: Json = {};
+    const invite: Json = {};
+    let empty = true;
+    for (const [roomId, room] of rooms) {
+      if (room.members.get(MATRIX_BOT.id) !== "join") continue;
+      const fresh = since === undefined || room.botJoinedAt > since;
+      const events = log.filter((e) => e.event.room_id === roomId && (since === undefined || e.pos > since));
+      if (!fresh && events.length === 0) continue;
+      let state: MatrixEventJson[] = [];
+      let timeline: MatrixEventJson[] = events.map((e) => e.event);
+      if (fresh) {
+        // A newly joined room: its state, and the latest ten events as the timeline.
+        const recent = log.filter((e) => e.event.room_id === roomId).slice(-10);
+        const firstShown = recent[0]?.pos ?? pos;
+        state = currentState(roomId, firstShown - 1);
+        timeline = recent.map((e) => e.event);
+      }
+      const joined = [...room.members.values()].filter((m) => m === "join").length;
+      const invited = [...room.members.values()].filter((m) => m === "invite").length;
+      join[roomId] = {
+        summary: { "m.joined_member_count": joined, "m.invited_member_count": invited },
+        state: { events: state.map(forClient) },
+        timeline: { events: timeline.map(forClient), limited: fresh, prev_batch: `p${pos}` },
+        ephemeral: { events: [] },
+        account_data: { events: [] },
+        unread_notifications: { notification_count: 0, highlight_count: 0 },
+      };
+      empty = false;
+    }
+    for (const [roomId, inv] of invites) {
+      if (since !== undefined && inv.pos <= since) continue;
+      const events: Json[] = [
+        { type: "m.room.create", sender: inv.inviter, state_key: "", content: { creator: inv.inviter } },
+        { type: "m.room.member", sender: inv.inviter, state_key: inv.inviter, content: { membership: "join" } },
+        { type: "m.room.member", sender: inv.inviter, state_key: MATRIX_BOT.id, content: { membership: "invite", displayname: MATRIX_BOT.displayName } },
+      ];
+      invite[roomId] = { invite_state: { events } };
+      empty = false;
+    }
+    return { body: { next_batch: `s${pos}`, rooms: { join, invite, leave: {} }, presence: { events: [] }, account_data: { events: [] }, to_device: { events: [] } }, empty };
+  }
+
+  function json(res: ServerResponse, status: number, body: unknown): void {
+    const data = JSON.stringify(body);
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data) });
+    res.end(data);
+  }
+
+  function matrixError(res: ServerResponse, status: number, errcode: string, error: string): void {
+    json(res, status, { errcode, error });
+  }
+
+  async function readBody(req: IncomingMessage): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  function recordSend(roomId: string, type: string, txnId: string, content: Json): string {
+    const event = append(roomId, { type, sender: MATRIX_BOT.id, content, unsigned: { transaction_id: txnId } });
+    if (type !== "m.room.message") return event.event_id;
+    const relates = (content["m.relates_to"] ?? {}) as Json;
+    if (relates.rel_type === "m.replace") {
+      const original = messages.find((m) => m.eventId === relates.event_id);
+      const next = (content["m.new_content"] ?? {}) as Json;
+      if (original) {
+        original.edits.push(String(next.body ?? ""));
+        original.body = String(next.body ?? "");
+        original.current = next;
+      }
+      return event.event_id;
+    }
+    const sent: MatrixSentMessage = {
+      eventId: event.event_id,
+      roomId,
+      txnId,
+      msgtype: String(content.msgtype ?? ""),
+      body: String(content.body ?? ""),
+      content,
+      current: content,
+      edits: [],
+      redacted: false,
+    };
+    const inReplyTo = (relates["m.in_reply_to"] as Json | undefined)?.event_id;
+    if (typeof inReplyTo === "string") sent.replyTo = inReplyTo;
+    if (relates.rel_type === "m.thread" && typeof relates.event_id === "string") sent.threadRoot = relates.event_id;
+    if (typeof content.url === "string") {
+      const stored = media.get(content.url);
+      if (stored) sent.file = { name: String(content.filename ?? content.body ?? stored.name), content: stored.data.toString("utf8"), mimeType: stored.mimeType };
+    }
+    messages.push(sent);
+    return event.event_id;
+  }
+
+  function answerSync(h: Held): void {
+    held.delete(h);
+    h.cancel();
+    const { body } = syncBody(h.since);
+    if (streamBroken) {
+      streamBroken = false;
+      sessions++;
+    }
+    json(h.res, 200, body);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://x");
+    const path = url.pathname;
+    const method = req.method ?? "GET";
+    const raw = await readBody(req);
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith("Bearer ") ? auth.slice(7) : (url.searchParams.get("access_token") ?? undefined);
+    let body: unknown = undefined;
+    const isUpload = path.startsWith("/_matrix/media/v3/upload");
+    if (!isUpload && raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString("utf8"));
+      } catch {
+        return matrixError(res, 400, "M_NOT_JSON", "body is not JSON");
+      }
+    }
+    requests.push({ method, path, query: Object.fromEntries(url.searchParams), body, ...(token ? { token } : {}) });
+
+    const failure = failures.findIndex((f) => f.pattern.test(`${method} ${path}`));
+    if (failure >= 0) {
+      const [f] = failures.splice(failure, 1);
+      return json(res, f!.status, f!.body);
+    }
+
+    if (method === "GET" && path === `${PREFIX}/versions`) {
+      return json(res, 200, { versions: ["v1.1", "v1.2", "v1.3", "v1.4", "v1.5", "v1.6", "v1.7", "v1.8", "v1.9", "v1.10", "v1.11"], unstable_features: {} });
+    }
+    if (method === "POST" && path === `${PREFIX}/v3/login`) {
+      const b = (body ?? {}) as Json;
+      const identifier = (b.identifier ?? {}) as Json;
+      const user = identifier.user ?? b.user;
+      if (b.type !== "m.login.password" || (user !== MATRIX_BOT.id && user !== "nanobot") || b.password !== MATRIX_PASSWORD) {
+        return matrixError(res, 403, "M_FORBIDDEN", "Invalid username or password");
+      }
+      logins++;
+      const issued = `syt_login_${logins}`;
+      tokens.add(issued);
+      return json(res, 200, { user_id: MATRIX_BOT.id, access_token: issued, device_id: typeof b.device_id === "string" ? b.device_id : `LOGIN${logins}`, home_server: MATRIX_SERVER });
+    }
+    if (!token) return matrixError(res, 401, "M_MISSING_TOKEN", "Missing access token");
+    if (!tokens.has(token)) return matrixError(res, 401, "M_UNKNOWN_TOKEN", "Invalid access token");
+
+    const mediaDownload = /^\/_matrix\/(?:client\/v1\/media|media\/v3)\/download\/([^/]+)\/([^/]+)/.exec(path);
+    if (method === "GET" && mediaDownload) {
+      const legacy = path.startsWith("/_matrix/media/v3/");
+      if (!legacy && options.legacyMediaOnly) return matrixError(res, 404, "M_UNRECOGNIZED", "Unrecognized request");
+      const stored = media.get(`mxc://${decodeURIComponent(mediaDownload[1]!)}/${decodeURIComponent(mediaDownload[2]!)}`);
+      if (!stored) return matrixError(res, 404, "M_NOT_FOUND", "Not found");
+      res.writeHead(200, { "content-type": stored.mimeType, "content-length": stored.data.length });
+      res.end(stored.data);
+      return;
+    }
+    if (method === "GET" && (path === "/_matrix/client/v1/media/config" || path === "/_matrix/media/v3/config")) {
+      return json(res, 200, { "m.upload.size": options.uploadLimit ?? 50 * 1024 * 1024 });
+    }
+    if (method === "POST" && isUpload) {
+      const name = url.searchParams.get("filename") ?? "upload";
+      const mxc = `mxc://${MATRIX_SERVER}/up${nextId++}`;
+      media.set(mxc, { name, mimeType: String(req.headers["content-type"] ?? "application/octet-stream"), data: raw });
+      return json(res, 200, { content_uri: mxc });
+    }
+    if (!path.startsWith(`${PREFIX}/v3/`)) {
+      unknown.push(`${method} ${path}`);
+      return matrixError(res, 404, "M_UNRECOGNIZED", "Unrecognized request");
+    }
+    const route = path.slice(`${PREFIX}/v3`.length);
+    const parts = route.split("/").slice(1).map(decodeURIComponent);
+
+    if (method === "GET" && route === "/account/whoami") return json(res, 200, { user_id: MATRIX_BOT.id, device_id: MATRIX_DEVICE });
+    if (method === "GET" && route.startsWith("/pushrules")) return json(res, 200, { global: { override: [], content: [], room: [], sender: [], underride: [] } });
+    if (method === "GET" && route === "/capabilities") return json(res, 200, { capabilities: {} });
+    if (parts[0] === "user" && parts[2] === "filter") {
+      if (method === "POST") {
+        const id = String(filters.size + 1);
+        filters.set(id, body);
+        return json(res, 200, { filter_id: id });
+      }
+      const stored = filters.get(parts[3] ?? "");
+      return stored ? json(res, 200, stored) : matrixError(res, 404, "M_NOT_FOUND", "No such filter");
+    }
+    if (method === "GET" && route === "/sync") {
+      if (syncFailures > 0) {
+        syncFailures--;
+        streamBroken = true;
+        return matrixError(res, 502, "M_UNKNOWN", "Bad Gateway");
+      }
+      const sinceParam = url.searchParams.get("since");
+      const since = sinceParam ? Number(sinceParam.slice(1)) : undefined;
+      const timeout = Number(url.searchParams.get("timeout") ?? "0");
+      const { empty } = syncBody(since);
+      const h: Held = { res, since, cancel: () => undefined, wake: () => undefined };
+      if (!empty || since === undefined || timeout <= 0) return answerSync(h);
+      const timer = setTimeout(() => answerSync(h), timeout);
+      h.cancel = () => clearTimeout(timer);
+      h.wake = () => {
+        if (!syncBody(since).empty) answerSync(h);
+      };
+      held.add(h);
+      res.on("close", () => {
+        if (held.delete(h)) {
+          h.cancel();
+          streamBroken = true;
+        }
+      });
+      return;
+    }
+    if (method === "POST" && (parts[0] === "join" || (parts[0] === "rooms" && parts[2] === "join"))) {
+      const roomId = parts[0] === "join" ? parts[1]! : parts[1]!;
+      if (!rooms.has(roomId)) return matrixError(res, 404, "M_NOT_FOUND", "No such room");
+      joinBot(roomId);
+      joins.push(roomId);
+      return json(res, 200, { room_id: roomId });
+    }
+    if (parts[0] === "rooms" && parts.length >= 3) {
+      const roomId = parts[1]!;
+      const room = rooms.get(roomId);
+      if (!room || room.members.get(MATRIX_BOT.id) !== "join") return matrixError(res, 403, "M_FORBIDDEN", `not in room ${roomId}`);
+      if (method === "PUT" && parts[2] === "send" && parts.length === 5) {
+        const key = `${token} ${parts[4]}`;
+        const existing = txns.get(key);
+        if (existing) return json(res, 200, { event_id: existing });
+        const eventId = recordSend(roomId, parts[3]!, parts[4]!, (body ?? {}) as Json);
+        txns.set(key, eventId);
+        return json(res, 200, { event_id: eventId });
+      }
+      if (method === "PUT" && parts[2] === "typing") {
+        const b = (body ?? {}) as { typing?: boolean; timeout?: number };
+        typingCalls.push({ roomId, typing: b.typing === true, ...(b.timeout !== undefined ? { timeout: b.timeout } : {}) });
+        if (b.typing === true) typing.push(roomId);
+        return json(res, 200, {});
+      }
+      if (method === "PUT" && parts[2] === "redact") {
+        const target = messages.find((m) => m.eventId === parts[3]);
+        if (target) target.redacted = true;
+        const event = append(roomId, { type: "m.room.redaction", sender: MATRIX_BOT.id, content: { redacts: parts[3] } });
+        return json(res, 200, { event_id: event.event_id });
+      }
+      if (method === "GET" && parts[2] === "members") {
+        return json(res, 200, { chunk: currentState(roomId).filter((e) => e.type === "m.room.member").map(forClient) });
+      }
+    }
+    unknown.push(`${method} ${path}`);
+    return matrixError(res, 404, "M_UNRECOGNIZED", "Unrecognized request");
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) json(res, 500, { errcode: "M_UNKNOWN", error: String(error) });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    messages,
+    requests,
+    typing,
+    typingCalls,
+    joins,
+    get logins() {
+      return logins;
+    },
+    unknown,
+    addRoom(roomId, members, name) {
+      const creator = members[0] ?? MATRIX_BOT.id;
+      const room = createRoom(roomId, creator, name);
+      for (const m of members.slice(1)) {
+        if (m === MATRIX_BOT.id) joinBot(roomId);
+        else member(roomId, m, "join");
+      }
+      if (creator === MATRIX_BOT.id) room.botJoinedAt = pos;
+      else joinBot(roomId);
+    },
+    invite(roomId, inviter, members = []) {
+      createRoom(roomId, inviter);
+      for (const m of members) member(roomId, m, "join");
+      member(roomId, MATRIX_BOT.id, "invite", inviter);
+      invites.set(roomId, { inviter, pos });
+      for (const h of [...held]) h.wake();
+    },
+    userSends(roomId, sender, content, type = "m.room.message") {
+      if (!rooms.has(roomId)) throw new Error(`no room ${roomId}`);
+      return append(roomId, { type, sender, content }).event_id;
+    },
+    addMedia(name, mimeType, content) {
+      const mxc = `mxc://${MATRIX_SERVER}/media${nextId++}`;
+      media.set(mxc, { name, mimeType, data: Buffer.isBuffer(content) ? content : Buffer.from(content) });
+      return mxc;
+    },
+    failNext(route, status, count = 1, body = { errcode: status === 429 ? "M_LIMIT_EXCEEDED" : "M_UNKNOWN", error: "injected failure" }) {
+      const [method, pathPattern] = route.split(" ");
+      const pattern = new RegExp(`^${method} ${pathPattern!.replace(/[.$^]/g, "\\$&").replace(/\*/g, "[^/]+")}$`);
+      for (let i = 0; i < count; i++) failures.push({ pattern, status, body });
+    },
+    failSyncs(count) {
+      syncFailures += count;
+    },
+    dropSyncs() {
+      const cut = [...held];
+      for (const h of cut) {
+        held.delete(h);
+        h.cancel();
+        streamBroken = true;
+        h.res.socket?.destroy();
+      }
+      return cut.length;
+    },
+    waitingSyncs: () => held.size,
+    sessions: () => sessions,
+    revokeToken() {
+      tokens.clear();
+    },
+    async close() {
+      for (const h of held) h.cancel();
+      held.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
