@@ -27,6 +27,8 @@ export interface ChannelFactoryInput {
   deps: ChannelDeps;
   /** The gateway's HTTP server, for channels that share it (WebSocket). */
   httpServer?: Server;
+  /** The pairing store, for channels that build their own gates (Signal's DM and group policies). */
+  pairing?: PairingStore;
 }
 
 export type ChannelFactory = (input: ChannelFactoryInput) => Channel;
@@ -159,7 +161,7 @@ export class ChannelManager {
       // The Python nanobot's `channels.sendProgress` is the default for every channel's own switch.
       const sendProgress = this.options.channels.sendProgress;
       const settings = typeof sendProgress === "boolean" && raw.sendProgress === undefined ? { ...raw, sendProgress } : raw;
-      channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer });
+      channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer, pairing: this.pairing });
       await channel.start(signal);
       const started = channel;
       // `sendToolHints: false` (per channel, else under `channels`) keeps tool-call hints out of the chat.

@@ -11,6 +11,7 @@ import type { EmailConfig } from "./email/config.js";
 import { EmailChannel } from "./email/email-channel.js";
 import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
+import { signalFactory } from "./signal/factory.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
@@ -67,5 +68,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, signal: signalFactory };
 }
