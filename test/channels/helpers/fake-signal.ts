@@ -100,6 +100,8 @@ export async function startFakeSignal(options: FakeSignalOptions): Promise<FakeS
         const groupId = typeof params.groupId === "string" ? params.groupId : undefined;
         const recipients = Array.isArray(params.recipient) ? params.recipient.map(String) : typeof params.recipient === "string" ? [params.recipient] : [];
         if (!groupId && recipients.length === 0) return { error: { code: -32602, message: "No recipients given" } };
+        const unknown = recipients.find((r) => r.startsWith("+1000"));
+        if (unknown) return { error: { code: -1, message: `Failed to send message: ${unknown}: Unregistered user` } };
         const timestamp = ++clock;
         const sent: SignalSent = {
           timestamp,

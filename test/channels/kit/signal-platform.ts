@@ -6,7 +6,7 @@ import { PairingStore, pairingStorePath } from "../../../src/channels/access/pai
 import { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { defaultChannelFactories } from "../../../src/channels/factories.js";
 import { SIGNAL_ACCOUNT, SIGNAL_GROUP, startFakeSignal } from "../helpers/fake-signal.js";
-import type { SignalUser } from "../helpers/fake-signal.js";
+import type { FakeSignal, SignalUser } from "../helpers/fake-signal.js";
 import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
 import type { KitPlatform, KitSession, KitUser } from "./kit-types.js";
 
@@ -25,7 +25,13 @@ function signalUser(user: KitUser): SignalUser {
   return found;
 }
 
-async function startSignal(config: Record<string, unknown>, switches: Record<string, unknown> = {}): Promise<KitSession> {
+export interface SignalSession extends KitSession {
+  fake: FakeSignal;
+  manager: ChannelManager;
+}
+
+/** Starts the real channel through the ChannelManager against a fresh fake daemon. */
+export async function startSignal(config: Record<string, unknown>, switches: Record<string, unknown> = {}): Promise<SignalSession> {
   const home = await tempHome();
   const attachmentsDir = join(home.dir, "signal-cli", "attachments");
   const fake = await startFakeSignal({ attachmentsDir });
@@ -53,6 +59,8 @@ async function startSignal(config: Record<string, unknown>, switches: Record<str
   let botMessage: number | undefined;
 
   return {
+    fake,
+    manager,
     bus,
     store,
     clock,
