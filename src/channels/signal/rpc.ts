@@ -21,13 +21,17 @@ export class SignalRpcError extends Error {
   }
 }
 
-/** signal-cli's code for a rate limit (RateLimitException): worth waiting and trying again. */
-const RATE_LIMIT_CODE = -5;
+/**
+ * signal-cli's JSON-RPC error codes worth trying again: -3 (IO_ERROR: the daemon could not reach
+ * Signal's servers) and -5 (rate limited, newer signal-cli). -1 (user error: unregistered
+ * recipient, bad group id) and -4 (untrusted identity key) would fail the same way again.
+ */
+const RETRYABLE_CODES: ReadonlySet<number> = new Set([-3, -5]);
 
 export function classifySignalError(error: unknown): RetryDecision {
   if (error instanceof SignalRpcError) {
     if (error.status !== undefined) return { retryable: error.status >= 500 || error.status === 429 };
-    if (error.code !== undefined) return { retryable: error.code === RATE_LIMIT_CODE };
+    if (error.code !== undefined) return { retryable: RETRYABLE_CODES.has(error.code) };
   }
   // Network: refused, reset, timed out.
   return { retryable: true };
