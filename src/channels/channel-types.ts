@@ -7,9 +7,10 @@
 import { closestKey } from "../config/suggest.js";
 import { discordSettingNotes } from "./discord/setting-notes.js";
 import { signalSettingNotes } from "./signal/setting-notes.js";
+import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "signal"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "signal", "whatsapp"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -27,7 +28,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
 const PYTHON_ONLY = new Set([
-  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "slack", "wecom", "weixin",
 ]);
 
 export interface ChannelTypeProblem {
@@ -74,6 +75,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     const type = typeof entry.type === "string" ? entry.type : name;
     if (type === "discord") out.push(...discordSettingNotes(name, entry));
     if (type === "signal") out.push(...signalSettingNotes(name, entry));
+    if (type === "whatsapp") out.push(...whatsappSettingNotes(name, entry));
   }
   return out;
 }

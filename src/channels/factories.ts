@@ -14,6 +14,9 @@ import type { MailTransport } from "./email/transport.js";
 import { signalFactory } from "./signal/factory.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
+import { parseWhatsAppConfig } from "./whatsapp/config.js";
+import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
+import { WhatsAppChannel } from "./whatsapp/whatsapp-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
 import { WebSocketChannel } from "./websocket/websocket-channel.js";
 
@@ -33,6 +36,15 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
       ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger })
       : deps.gate;
   return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
+};
+
+/** WhatsApp Cloud API; phone numbers in allowFrom match with or without "+". */
+export const whatsappFactory: ChannelFactory = ({ name, raw, shared, deps, pairing }) => {
+  const config = parseWhatsAppConfig(raw, name);
+  const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.replace(/^\+/, "").trim()));
+  const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom, ...(pairing ? { store: pairing } : {}) }), logger: deps.logger });
+  for (const note of whatsappSettingNotes(name, raw)) deps.logger.warn(note);
+  return new WhatsAppChannel({ ...deps, gate, name, config });
 };
 
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
@@ -68,5 +80,5 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, signal: signalFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, signal: signalFactory, whatsapp: whatsappFactory };
 }
