@@ -15,6 +15,7 @@ const TOKEN_LOGINS: Record<string, string> = {
   telegram: "a bot token from @BotFather in channels.<name>.token",
   discord: "a bot token from the developer portal in channels.<name>.token",
   email: "the mailbox's credentials in channels.<name>.imapPassword / smtpPassword",
+  whatsapp: "a Cloud API access token in channels.<name>.accessToken (plus phoneNumberId, appSecret and verifyToken; see docs/channels/whatsapp.md)",
   websocket: "no login: clients connect to the gateway (channels.<name>.token is the clients' shared secret)",
 };
 
