@@ -54,10 +54,13 @@ describe("nanobot channels login", () => {
     expect(run.stderr).toContain("signal-cli finishLink: Link request timed out, please try again.");
   }, 90_000);
 
-  it("token channels say where their token goes", async () => {
+  it("token channels (Telegram, WhatsApp's Cloud API) say where their token goes", async () => {
     const where = await setup({ alerts: { type: "telegram", enabled: true, token: "1:a" } });
     const run = await runNanobot(["channels", "login", "alerts"], where);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("channels.alerts (telegram) has no QR login: it logs in with a bot token from @BotFather in channels.alerts.token");
+    const whatsapp = await runNanobot(["channels", "login", "whatsapp"], where);
+    expect(whatsapp.code).toBe(2);
+    expect(whatsapp.stderr).toContain("channels.whatsapp (whatsapp) has no QR login: it logs in with a Cloud API access token in channels.whatsapp.accessToken");
   }, 60_000);
 });
