@@ -97,6 +97,16 @@ describe("signal over the daemon", () => {
     expect(s.fake.calls.filter((c) => c.method === "send").at(-1)!.params).toEqual({ groupId: SIGNAL_GROUP, message: "fresh start" });
   });
 
+  it("turns Markdown into Signal text styles (UTF-16 ranges), leaving code alone", async () => {
+    const s = await start({ allowFrom: [bob.number!] });
+    const content = "# Plan\n😀 **bold** then *soft* and `a_b`\n- see [docs](https://example.org)\n```\nx = **y**\n```";
+    await s.bus.publishOutbound({ kind: "message", channel: "signal", chatId: bob.number!, id: "md1", content });
+    const send = s.fake.calls.filter((c) => c.method === "send").at(-1)!.params;
+    expect(send.message).toBe("Plan\n😀 bold then soft and a_b\n• see docs (https://example.org)\nx = **y**");
+    // "😀" is two UTF-16 units: "bold" starts at 5 + 3.
+    expect(send.textStyle).toEqual(["0:4:BOLD", "8:4:BOLD", "18:4:ITALIC", "27:3:MONOSPACE", "64:9:MONOSPACE"]);
+  });
+
   it("sends files as data URIs with the text", async () => {
     const s = await start({ allowFrom: [bob.number!] });
     const path = `${s.home}/chart.png`;

@@ -19,6 +19,8 @@ export function recipient(chatId: string): Record<string, unknown> {
 }
 
 export interface SendOptions {
+  /** signal-cli `textStyle` ranges (`start:length:STYLE`). */
+  styles?: string[];
   quote?: { timestamp: number; author: string };
   attachments?: string[];
 }
@@ -26,6 +28,7 @@ export interface SendOptions {
 /** Sends one message; resolves to its timestamp (Signal's message id). */
 export async function sendText(rpc: SignalRpc, chatId: string, message: string, options: SendOptions = {}): Promise<number> {
   const params: Record<string, unknown> = { ...recipient(chatId), message };
+  if (options.styles?.length) params.textStyle = options.styles;
   if (options.quote) {
     params.quoteTimestamp = options.quote.timestamp;
     params.quoteAuthor = options.quote.author;

@@ -20,6 +20,7 @@ import type { SignalConfig } from "./config.js";
 import { SignalEventStream } from "./event-stream.js";
 import { GroupContext } from "./group-context.js";
 import { idVariants } from "./ids.js";
+import { markdownToSignal } from "./markdown.js";
 import { addressesBot, copyAttachments, parseReceive, stripBotMention } from "./inbound.js";
 import type { SignalInbound } from "./inbound.js";
 import { SignalRpc, classifySignalError } from "./rpc.js";
@@ -232,8 +233,8 @@ export class SignalChannel implements Channel {
     return `${this.name}:${id}#${part}`;
   }
 
-  private async post(chatId: string, text: string, quote?: { timestamp: number; author: string }, attachments?: string[]): Promise<number> {
-    const timestamp = await sendText(this.client(), chatId, text, { ...(quote ? { quote } : {}), ...(attachments ? { attachments } : {}) });
+  private async post(chatId: string, text: string, quote?: { timestamp: number; author: string }, attachments?: string[], styles?: string[]): Promise<number> {
+    const timestamp = await sendText(this.client(), chatId, text, { ...(quote ? { quote } : {}), ...(attachments ? { attachments } : {}), ...(styles ? { styles } : {}) });
     this.own.add(`${chatId}:${timestamp}`);
     return timestamp;
   }
@@ -252,13 +253,14 @@ export class SignalChannel implements Channel {
         notes.push(`[attachment: ${label} - send failed]`);
       }
     }
-    const text = [content, ...notes].filter(Boolean).join("\n");
-    const chunks = text ? splitMessage(text, SIGNAL_TEXT_LIMIT) : [];
-    if (chunks.length === 0 && attachments.length > 0) chunks.push("");
+    const source = [content, ...notes].filter(Boolean).join("\n");
+    // Split the Markdown (code blocks stay whole), then turn each part into text + styles.
+    const chunks = (source ? splitMessage(source, SIGNAL_TEXT_LIMIT) : []).map(markdownToSignal).filter((c) => c.text.trim() !== "");
+    if (chunks.length === 0 && attachments.length > 0) chunks.push({ text: "", styles: [] });
     for (const [i, chunk] of chunks.entries()) {
       // Files go with the first message, as the Python nanobot sends them.
       const files = i === 0 && attachments.length > 0 ? attachments : undefined;
-      await this.deps.delivery.deliver(this.key(id, i), () => this.post(chatId, chunk, i === 0 ? quote : undefined, files), classifySignalError);
+      await this.deps.delivery.deliver(this.key(id, i), () => this.post(chatId, chunk.text, i === 0 ? quote : undefined, files, chunk.styles), classifySignalError);
     }
   }
 }
