@@ -28,6 +28,7 @@ export interface ChannelFactoryInput {
   /** The gateway's HTTP server, for channels that share it (WebSocket). */
   httpServer?: Server;
   /** The pairing store, for channels that build a gate of their own (Mattermost's DM policy). */
+  /** The pairing store, for channels that build their own gates (Signal's DM and group policies). */
   pairing?: PairingStore;
 }
 

@@ -32,6 +32,11 @@ import { matrixSettingNotes } from "./matrix/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
 export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "matrix"] as const;
+import { signalSettingNotes } from "./signal/setting-notes.js";
+import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
+
+/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "signal", "whatsapp"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -55,6 +60,7 @@ const PYTHON_ONLY = new Set([
   "dingtalk", "feishu", "matrix", "mattermost", "mochat", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
   "dingtalk", "feishu", "matrix", "mochat", "msteams", "napcat", "signal", "slack", "wecom", "weixin", "whatsapp",
   "dingtalk", "feishu", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
+  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "slack", "wecom", "weixin",
 ]);
 
 export interface ChannelTypeProblem {
@@ -108,6 +114,8 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "mattermost") out.push(...mattermostSettingNotes(name, entry));
     if (type === "qq") out.push(...qqSettingNotes(name, entry));
     if (type === "matrix") out.push(...matrixSettingNotes(name, entry));
+    if (type === "signal") out.push(...signalSettingNotes(name, entry));
+    if (type === "whatsapp") out.push(...whatsappSettingNotes(name, entry));
   }
   return out;
 }

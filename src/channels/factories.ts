@@ -33,8 +33,12 @@ import { qqSettingNotes } from "./qq/setting-notes.js";
 import { parseMatrixConfig } from "./matrix/config.js";
 import { MatrixChannel } from "./matrix/matrix-channel.js";
 import { matrixSettingNotes } from "./matrix/setting-notes.js";
+import { signalFactory } from "./signal/factory.js";
 import { parseTelegramConfig } from "./telegram/config.js";
 import { TelegramChannel } from "./telegram/telegram-channel.js";
+import { parseWhatsAppConfig } from "./whatsapp/config.js";
+import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
+import { WhatsAppChannel } from "./whatsapp/whatsapp-channel.js";
 import { parseWebSocketConfig } from "./websocket/config.js";
 import { WebSocketChannel } from "./websocket/websocket-channel.js";
 import { parseWecomConfig } from "./wecom/config.js";
@@ -57,6 +61,15 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
       ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: ["*"] }), logger: deps.logger })
       : deps.gate;
   return new WebSocketChannel({ ...deps, gate, name, config, server: httpServer });
+};
+
+/** WhatsApp Cloud API; phone numbers in allowFrom match with or without "+". */
+export const whatsappFactory: ChannelFactory = ({ name, raw, shared, deps, pairing }) => {
+  const config = parseWhatsAppConfig(raw, name);
+  const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.replace(/^\+/, "").trim()));
+  const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom, ...(pairing ? { store: pairing } : {}) }), logger: deps.logger });
+  for (const note of whatsappSettingNotes(name, raw)) deps.logger.warn(note);
+  return new WhatsAppChannel({ ...deps, gate, name, config });
 };
 
 export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
@@ -142,4 +155,5 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory, qq: qqFactory };
   return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, matrix: matrixFactory };
+  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, signal: signalFactory, whatsapp: whatsappFactory };
 }

@@ -77,6 +77,7 @@ describe("channel names", () => {
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, msteams)");
     expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, mattermost, qq)");
     expect(r.err).toContain("channels.mochat is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, matrix)");
+    expect(r.err).toContain("channels.matrix is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, signal, whatsapp)");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     // A disabled one (the Python template lists them all) is no problem.
     expect(r.err).not.toContain("channels.feishu");

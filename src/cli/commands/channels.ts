@@ -10,6 +10,7 @@ import type { LoadedConfig } from "../../config/load.js";
 import { errorMessage } from "../../core/errors.js";
 import { scrubSecretText } from "../../core/scrub.js";
 import type { CliContext } from "../context.js";
+import { registerChannelsLogin } from "./channels-login.js";
 
 const ASK_TIMEOUT_MS = 2000;
 
@@ -70,6 +71,8 @@ export function registerChannelsCommand(program: Command, ctx: CliContext): void
       const rows = report.channels.map((c) => [c.name, c.type, yesNo(c.enabled), c.enabled ? yesNo(c.connected) : "-", scrubSecretText(c.lastError ?? "")]);
       ctx.io.stdout.write(table(["NAME", "TYPE", "ENABLED", "CONNECTED", "LAST ERROR"], rows));
     });
+
+  registerChannelsLogin(channels, ctx);
 }
 
 function table(header: string[], rows: string[][]): string {

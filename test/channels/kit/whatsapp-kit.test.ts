@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { whatsappPlatform } from "./whatsapp-platform.js";
+
+runChannelKit(whatsappPlatform);
