@@ -7,36 +7,18 @@
 import { closestKey } from "../config/suggest.js";
 import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
 import { discordSettingNotes } from "./discord/setting-notes.js";
-import { wecomSettingNotes } from "./wecom/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom"] as const;
-import { slackSettingNotes } from "./slack/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "slack"] as const;
 import { feishuSettingNotes } from "./feishu/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "feishu"] as const;
-import { msteamsSettingNotes } from "./msteams/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "msteams"] as const;
-import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
-import { qqSettingNotes } from "./qq/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "mattermost", "qq"] as const;
 import { matrixSettingNotes } from "./matrix/setting-notes.js";
-
-/** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "matrix"] as const;
+import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { msteamsSettingNotes } from "./msteams/setting-notes.js";
+import { qqSettingNotes } from "./qq/setting-notes.js";
 import { signalSettingNotes } from "./signal/setting-notes.js";
+import { slackSettingNotes } from "./slack/setting-notes.js";
+import { wecomSettingNotes } from "./wecom/setting-notes.js";
 import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "signal", "whatsapp"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom", "slack", "feishu", "msteams", "mattermost", "qq", "matrix", "signal", "whatsapp"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -53,15 +35,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 ]);
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
-const PYTHON_ONLY = new Set([
-  "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "weixin", "whatsapp",
-  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "wecom", "weixin", "whatsapp",
-  "dingtalk", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
-  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
-  "dingtalk", "feishu", "matrix", "mochat", "msteams", "napcat", "signal", "slack", "wecom", "weixin", "whatsapp",
-  "dingtalk", "feishu", "mattermost", "mochat", "msteams", "napcat", "qq", "signal", "slack", "wecom", "weixin", "whatsapp",
-  "dingtalk", "feishu", "matrix", "mattermost", "mochat", "msteams", "napcat", "qq", "slack", "wecom", "weixin",
-]);
+const PYTHON_ONLY = new Set(["mochat", "napcat", "weixin"]);
 
 export interface ChannelTypeProblem {
   name: string;

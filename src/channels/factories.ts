@@ -87,6 +87,9 @@ export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
 export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
   for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /**
  * Slack: `dm.policy: "allowlist"` admits `dm.allowFrom` in direct messages beside `allowFrom`
  * and paired senders (the Python nanobot's list of direct-message senders).
@@ -97,13 +100,22 @@ export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) =>
   const dmGate = dmAllowed.length ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: dmAllowed }), logger: deps.logger }) : undefined;
   const channel = new SlackChannel({ ...deps, name, config, ...(dmGate ? { dmGate } : {}), ...(httpServer ? { server: httpServer } : {}) });
   for (const note of slackSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 export const feishuFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new FeishuChannel({ ...deps, name, config: parseFeishuConfig(raw, name) });
   for (const note of feishuSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** Teams posts to the channel's own listener (`host`/`port`/`path`), not the gateway's server. */
 export const msteamsFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
   for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** Mattermost builds its own gates: direct messages follow `dm.policy` / `dm.allowFrom`. */
 export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) => {
   const config = parseMattermostConfig(raw, name);
@@ -116,6 +128,9 @@ export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) 
 export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
   for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
   for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
@@ -149,11 +164,20 @@ export function emailFactory(createTransport: MailTransportFactory = imapSmtpTra
 }
 
 export function defaultChannelFactories(options: { mailTransport?: MailTransportFactory } = {}): Record<string, ChannelFactory> {
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, dingtalk: dingtalkFactory, wecom: wecomFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, slack: slackFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, feishu: feishuFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, msteams: msteamsFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, mattermost: mattermostFactory, qq: qqFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, matrix: matrixFactory };
-  return { telegram: telegramFactory, websocket: websocketFactory, email: emailFactory(options.mailTransport), discord: discordFactory, signal: signalFactory, whatsapp: whatsappFactory };
+  return {
+    telegram: telegramFactory,
+    websocket: websocketFactory,
+    email: emailFactory(options.mailTransport),
+    discord: discordFactory,
+    dingtalk: dingtalkFactory,
+    wecom: wecomFactory,
+    slack: slackFactory,
+    feishu: feishuFactory,
+    msteams: msteamsFactory,
+    mattermost: mattermostFactory,
+    qq: qqFactory,
+    matrix: matrixFactory,
+    signal: signalFactory,
+    whatsapp: whatsappFactory,
+  };
 }
