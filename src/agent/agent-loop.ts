@@ -284,6 +284,7 @@ export class AgentLoop implements TurnProcessor {
       sessionKey,
       content: inboundContent(message),
       channel: message.channel,
+      chatId: message.chatId,
       senderId: message.senderId,
       ...(agent ? { agent } : {}),
       ...(message.metadata ? { metadata: message.metadata } : {}),

@@ -22,6 +22,12 @@ export interface TurnRequest {
   agent?: string;
   /** Where the message came from (`cli`, `api`, `mcp`, `cron`, a channel name). */
   channel?: string;
+  /**
+   * The chat the message came from, when it came from a chat channel. Recorded with the turn as
+   * the session's `chat` so deliveries that pick a chat (heartbeat) reach it even when the
+   * session key is a thread's (`slack:C1:1700.1`, `matrix:!room:hs:thread:$ev`).
+   */
+  chatId?: string;
   senderId?: string;
   metadata?: Record<string, unknown>;
   /**

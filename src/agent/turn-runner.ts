@@ -134,7 +134,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   }
 
   const messages = await timer.stage("build", async () => {
-    const { channel, chatId } = splitKey(sessionKey, request.channel);
+    // A thread's session key carries the thread; the prompt names the chat the message came from.
+    const { channel, chatId } = request.channel && request.chatId ? { channel: request.channel, chatId: request.chatId } : splitKey(sessionKey, request.channel);
     const goal = goalPrompt(readGoal(restored.metadata));
     const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
     // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
@@ -200,6 +201,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
       },
       lastContextTokens: contextTokens,
       lastModel: profile.modelRef,
+      ...chatOf(request, restored.metadata),
     };
     await saveTurnOutcome(store, turnId, outcome, { metadata });
   });
@@ -228,6 +230,15 @@ function firstLine(text: string): string {
 }
 
 /** Channel and chat of a `channel:chatId` key (the request's channel wins). */
+/** The session's `chat` metadata to record with this turn: only when it is new or moved. */
+function chatOf(request: TurnRequest, metadata: Record<string, unknown> | null | undefined): { chat?: { channel: string; chatId: string } } {
+  const { channel, chatId } = request;
+  if (!channel || !chatId) return {};
+  const known = metadata?.chat as { channel?: unknown; chatId?: unknown } | undefined;
+  if (known?.channel === channel && known.chatId === chatId) return {};
+  return { chat: { channel, chatId } };
+}
+
 export function splitKey(sessionKey: string, channel?: string): { channel?: string; chatId?: string } {
   const at = sessionKey.indexOf(":");
   if (at <= 0) return channel ? { channel } : {};

@@ -10,6 +10,7 @@ import type { OutboundMessage } from "../../../src/bus/types.js";
 import { handlePairingCommand } from "../../../src/channels/access/pairing-command.js";
 import { nextInbound, waitFor } from "../helpers/harness.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
+import { runScheduledKit } from "./scheduled-kit.js";
 
 export function runChannelKit(platform: KitPlatform): void {
   const { alice, mallory } = platform.users;
@@ -229,4 +230,6 @@ export function runChannelKit(platform: KitPlatform): void {
       expect((await nextInbound(s.bus, "the message after the drop", 15_000)).content).toBe("after");
     }, 30_000);
   });
+
+  runScheduledKit(platform);
 }
