@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on `POST /v1/chat/completions` (the IETF httpapi draft's semantics): a
+ * `Idempotency-Key` on `POST /v1/chat/completions` and the web UI's `POST /api/chat` (the IETF httpapi draft's semantics): a
  * request repeated with the same key in the same session never starts a second turn and never
  * stores the user message twice. While the first is running the repeat waits for it; once it
  * finished the repeat gets its answer again (errors included: the message is already in the
@@ -91,12 +91,7 @@ export class IdempotentRequests {
           settle(Promise.resolve(known.result));
           return { ...known.result, replayed: true };
         }
-        const interrupted = new ApiError(
-          409,
-          "The first request with this Idempotency-Key was interrupted before it was answered (the gateway stopped); its message is kept in the session. Send a new key to ask again.",
-          "invalid_request_error",
-          "idempotency_key_interrupted",
-        );
+        const interrupted = interruptedError();
         settle(Promise.reject(interrupted));
         throw interrupted;
       }
@@ -113,6 +108,20 @@ export class IdempotentRequests {
     } finally {
       this.running.delete(id);
     }
+  }
+
+  /**
+   * Refuses, before any answer starts, a key this session already used with another body (422)
+   * or whose first attempt was interrupted (409). `run` checks again; this lets a streamed
+   * answer fail with a real HTTP status instead of an error event.
+   */
+  async check(sessionKey: string, key: string, fingerprint: string): Promise<void> {
+    const live = this.running.get(`${sessionKey}\n${key}`);
+    if (live) return this.checkSame(live.fingerprint, fingerprint);
+    const known = (await this.records(sessionKey))[key];
+    if (!known) return;
+    this.checkSame(known.fingerprint, fingerprint);
+    if (known.status !== "done") throw interruptedError();
   }
 
   private checkSame(first: string, now: string): void {
@@ -139,6 +148,15 @@ export class IdempotentRequests {
       .slice(0, MAX_KEYS);
     await this.store.updateMetadata(sessionKey, { [METADATA_KEY]: Object.fromEntries(kept) });
   }
+}
+
+function interruptedError(): ApiError {
+  return new ApiError(
+    409,
+    "The first request with this Idempotency-Key was interrupted before it was answered (the gateway stopped); its message is kept in the session. Send a new key to ask again.",
+    "invalid_request_error",
+    "idempotency_key_interrupted",
+  );
 }
 
 function storedReply(reply: TurnReply): StoredReply {
