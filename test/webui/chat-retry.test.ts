@@ -5,47 +5,24 @@
  * it is sending again, the gateway answers the repeat from the first turn, and the answer shows
  * once — one model call, the message stored once.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-import type { Browser } from "playwright-core";
-import { build } from "vite";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { textOf } from "../../src/core/message-helpers.js";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
-import { needs } from "../support/requires.js";
+import { useWebUiBrowser } from "./browser.js";
 
-const browserBinary = needs.chromium();
-
-let webRoot: string | undefined;
-let browser: Browser | undefined;
+const web = useWebUiBrowser();
 let fx: GatewayFixture | undefined;
 
-beforeAll(async () => {
-  if (!browserBinary.available) return;
-  webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
-  await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
-  browser = await chromium.launch({
-    executablePath: browserBinary.path,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  if (webRoot !== undefined) await rm(webRoot, { recursive: true, force: true });
-});
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
 });
 
-browserBinary.describe("web UI: a message whose connection dropped (headless Chromium)", () => {
+web.describe("web UI: a message whose connection dropped (headless Chromium)", () => {
   it("is sent again with its Idempotency-Key and answered once, from the first turn", async () => {
-    fx = await startGatewayFixture({ webRoot });
-    if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
-    const page = await browser.newPage();
+    fx = await startGatewayFixture({ webRoot: web.webRoot() });
+    const page = await web.browser().newPage();
     try {
       const keys: string[] = [];
       await page.route("**/api/chat", async (route) => {
