@@ -4,7 +4,7 @@
  * maxImageBytes), plus nanobot's `sendProgress`.
  */
 import { z } from "zod";
-import { bool, oneOf, positiveInt, ratio, str } from "../../config/schema-primitives.js";
+import { bool, positiveInt, str } from "../../config/schema-primitives.js";
 import { ConfigError } from "../../core/errors.js";
 import { parseChannelConfig } from "../channel-config.js";
 
@@ -18,7 +18,10 @@ export const NAPCAT_TEXT_LIMIT = 3000;
  * When a group message is answered: "mention" (only @-mentions of the bot and replies to it),
  * "open" (every message), or a probability p in [0, 1] for messages that do not address the bot.
  */
-const groupPolicy = () => z.union([oneOf(["mention", "open"]), ratio()], { error: 'expected "mention", "open" or a number between 0 and 1' });
+const groupPolicy = () => {
+  const error = 'expected "mention", "open" or a number between 0 and 1';
+  return z.union([z.enum(["mention", "open"], { error }), z.number({ error }).min(0, { error }).max(1, { error })], { error });
+};
 
 export type NapcatGroupPolicy = "mention" | "open" | number;
 
