@@ -12,7 +12,7 @@ import { channelSettingNotes, unknownChannelTypes } from "../../src/channels/cha
 import { parseNapcatConfig } from "../../src/channels/napcat/config.js";
 import { reconnectDelayMs } from "../../src/channels/napcat/onebot-client.js";
 import { parseCQString } from "../../src/channels/napcat/segments.js";
-import { NAPCAT_GROUP } from "./helpers/fake-napcat.js";
+import { NAPCAT_BOT, NAPCAT_GROUP } from "./helpers/fake-napcat.js";
 import { nextInbound, waitFor } from "./helpers/harness.js";
 import { startNapcat } from "./kit/napcat-platform.js";
 import type { NapcatSession } from "./kit/napcat-platform.js";
@@ -128,6 +128,16 @@ describe("napcat: message formats", () => {
     ]);
     session.fake.userSays({ userId: alice, text: "hi [there], friend", messageType: "group", address: "mention", format: "string" });
     expect(await nextInbound(session.bus)).toMatchObject({ chatId: group, content: "hi [there], friend", metadata: { mentioned: true } });
+  });
+});
+
+describe("napcat: the account's own messages", () => {
+  it("ignores messages NapCat reports from the bot's own QQ number", async () => {
+    session = await startNapcat({ allowFrom: ["*"], groupPolicy: "open" });
+    session.fake.userSays({ userId: NAPCAT_BOT.id, text: "my own words", messageType: "group" });
+    session.fake.userSays({ userId: alice, text: "someone else", messageType: "group" });
+    expect(await nextInbound(session.bus)).toMatchObject({ senderId: String(alice), content: "someone else" });
+    expect(session.bus.inboundSize()).toBe(0);
   });
 });
 

@@ -139,6 +139,8 @@ export class NapcatChannel implements Channel {
     const userId = event.user_id;
     if ((type !== "private" && type !== "group") || userId === undefined || userId === null) return;
     if (type === "group" && (event.group_id === undefined || event.group_id === null)) return;
+    // NapCat can report the account's own messages (reportSelfMessage); answering them would loop.
+    if (String(userId) === this.client?.selfId) return;
     const chatId = type === "group" ? `group:${String(event.group_id)}` : `private:${String(userId)}`;
     const parsed = parseSegments(normalizeSegments(event.message), this.client?.selfId);
     const addressed = parsed.mentionsBot || (parsed.replyTo !== undefined && (await this.isBotMessage(parsed.replyTo)));
