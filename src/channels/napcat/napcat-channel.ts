@@ -3,7 +3,9 @@
  * Chats are `private:<QQ number>` and `group:<group number>` (the Python nanobot's ids, so its
  * sessions carry over). Group messages are answered when they @-mention the bot or reply to one
  * of its messages, else as `groupPolicy` says. OneBot cannot edit a sent message, so a streamed
- * reply is sent once, at its end; it has no typing indicator, so none is sent.
+ * reply is sent once, at its end. OneBot v11 has no typing indicator; NapCat's own
+ * `set_input_status` shows "typing…" in private chats (QQ has none for groups), kept alive by a
+ * TypingKeeper until the reply is sent.
  */
 import { join } from "node:path";
 import type { MediaItem, OutboundMessage } from "../../bus/types.js";
@@ -13,6 +15,7 @@ import type { GateInput } from "../access/inbound-gate.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
 import { LruSet } from "../delivery/lru-set.js";
 import { splitMessage } from "../delivery/split-message.js";
+import { TypingKeeper } from "../delivery/typing-keeper.js";
 import type { Channel, ChannelConnection, ChannelDeps } from "../types.js";
 import { NAPCAT_TEXT_LIMIT, groupPolicyFor } from "./config.js";
 import type { NapcatConfig } from "./config.js";
@@ -20,6 +23,9 @@ import { downloadSegment, isInlineImage, mediaSegment } from "./media.js";
 import { OneBotClient, OneBotError } from "./onebot-client.js";
 import { normalizeSegments, parseSegments, replySegment, textSegment } from "./segments.js";
 import type { Segment } from "./segments.js";
+
+/** How often "typing…" is repeated while the agent works (the QQ client drops it after a few seconds). */
+export const NAPCAT_TYPING_REFRESH_MS = 5_000;
 
 /** OneBot's retcodes for a request the implementation will never accept as sent. */
 const REFUSED = new Set([1400, 1401, 1403, 1404]);
@@ -63,6 +69,7 @@ export class NapcatChannel implements Channel {
   private connection: ChannelConnection = { connected: false };
   /** Ids of the bot's own messages, so a reply to one is recognised without asking NapCat. */
   private readonly botMessages = new LruSet(2_000);
+  private readonly typing: TypingKeeper;
 
   constructor(options: NapcatChannelOptions) {
     this.name = options.name ?? "napcat";
@@ -70,6 +77,7 @@ export class NapcatChannel implements Channel {
     this.deps = options;
     this.log = options.logger.child({ channel: this.name });
     this.random = options.random ?? Math.random;
+    this.typing = new TypingKeeper({ clock: options.clock, refreshMs: NAPCAT_TYPING_REFRESH_MS, send: (chatId) => this.sendTyping(chatId) });
   }
 
   status(): ChannelConnection {
@@ -100,6 +108,7 @@ export class NapcatChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    this.typing.stopAll();
     this.client?.stop();
     this.client = undefined;
     this.connection = { ...this.connection, connected: false };
@@ -118,10 +127,19 @@ export class NapcatChannel implements Channel {
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.sendSegments(target, [textSegment(message.text)]), classifyNapcatError);
         return;
       }
-      case "delta":
       case "typing":
+        if (message.chatId.startsWith("private:")) await this.typing.start(message.chatId);
+        return;
+      case "delta":
         return;
     }
+  }
+
+  /** NapCat's `set_input_status` (event_type 1: "typing…"); private chats only, best effort. */
+  private async sendTyping(chatId: string): Promise<void> {
+    const target = parseTarget(chatId);
+    if (target?.kind !== "private") return;
+    await this.call("set_input_status", { user_id: target.id, event_type: 1 }).catch((error: unknown) => this.log.debug("napcat set_input_status failed", { error: errorMessage(error) }));
   }
 
   private call(action: string, params: Record<string, unknown>): Promise<unknown> {
@@ -165,10 +183,11 @@ export class NapcatChannel implements Channel {
       },
     };
     if (media.length) input.media = media;
-    await this.deps.gate.receive(input, async (text) => {
+    const outcome = await this.deps.gate.receive(input, async (text) => {
       const target = this.target(`private:${String(userId)}`);
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.sendSegments(target, [textSegment(text)]), classifyNapcatError);
     });
+    if (outcome === "forwarded" && type === "private") await this.typing.start(chatId);
   }
 
   private groupAnswers(groupId: string): boolean {
@@ -262,6 +281,7 @@ export class NapcatChannel implements Channel {
 
   /** Files, voice and video first, each alone (NapCat sends them as their own message); then the text, images and the quote. */
   private async sendReply(chatId: string, id: string, content: string, media: MediaItem[], replyTo: string | undefined): Promise<void> {
+    this.typing.stop(chatId);
     const target = this.target(chatId);
     const images = media.filter(isInlineImage);
     for (const [i, item] of media.entries()) {

@@ -2,7 +2,8 @@
  * A loopback fake of NapCat's OneBot v11 WebSocket server, from the OneBot v11 wire format:
  * a forward WebSocket that checks `Authorization: Bearer <token>`, sends a lifecycle and a
  * heartbeat meta event on connect (before it answers anything), answers actions by `echo`
- * (`get_login_info`, `send_msg`, `get_msg`, `get_group_member_info`, NapCat's `get_file`) with
+ * (`get_login_info`, `send_msg`, `get_msg`, `get_group_member_info`, NapCat's `get_file` and
+ * `set_input_status`) with
  * `{status, retcode, data, echo}`, and posts message and notice events as arrays of segments
  * (or CQ-code strings). Images and files users send are served over HTTP. Everything the bot
  * sends is recorded.
@@ -70,6 +71,8 @@ export interface FakeNapcat {
   url: string;
   sent: NapcatSent[];
   actions: Array<{ action: string; params: Record<string, unknown> }>;
+  /** Users shown "typing…" (NapCat's set_input_status, event_type 1), one entry per call. */
+  typing: number[];
   /** Connections accepted so far (with the right token). */
   connections(): number;
   liveSockets(): number;
@@ -103,6 +106,7 @@ export async function startFakeNapcat(options: { token?: string } = {}): Promise
   const files = new Map<string, { name: string; content: string }>();
   const history = new Map<number, { userId: number }>();
   const members = new Map<string, string>();
+  const typing: number[] = [];
   const failures: Array<{ action: string; retcode: number }> = [];
   let connections = 0;
   let nextId = 1_000;
@@ -157,6 +161,9 @@ export async function startFakeNapcat(options: { token?: string } = {}): Promise
         return { retcode: 0, data: { user_id: NAPCAT_BOT.id, nickname: NAPCAT_BOT.nickname } };
       case "send_msg":
         return { retcode: 0, data: { message_id: await record(params) } };
+      case "set_input_status":
+        typing.push(Number(params.user_id));
+        return { retcode: 0, data: null };
       case "get_msg": {
         const found = history.get(Number(params.message_id));
         return found ? { retcode: 0, data: { message_id: params.message_id, user_id: found.userId, sender: { user_id: found.userId } } } : { retcode: 1404, data: null, wording: "message not found" };
@@ -202,6 +209,7 @@ export async function startFakeNapcat(options: { token?: string } = {}): Promise
     url: `ws://127.0.0.1:${port}`,
     sent,
     actions,
+    typing,
     connections: () => connections,
     liveSockets: () => live.size,
     userSays(message) {

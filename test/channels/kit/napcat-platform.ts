@@ -74,7 +74,7 @@ export async function startNapcat(config: Record<string, unknown> = {}, options:
       fake.dropConnection();
     },
     connections: () => fake.connections(),
-    typing: () => [],
+    typing: () => fake.typing.map((id) => chatOf("private", id)),
     async close() {
       await manager.stopAll();
       await fake.close();
@@ -87,7 +87,9 @@ export const napcatPlatform: KitPlatform = {
   channel: "napcat",
   textLimit: 3000,
   edits: false,
-  typing: "OneBot v11 has no typing indicator",
+  // OneBot v11 has none; NapCat's set_input_status shows "typing…" in private chats.
+  typing: true,
+  typingRefreshMs: 5000,
   users: { alice: { id: "20001", username: "alice" }, mallory: { id: "20002", username: "mallory" } },
   // A reply naming the asking message quotes it with a reply segment; nothing to switch on.
   replyConfig: {},
