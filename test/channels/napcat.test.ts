@@ -118,6 +118,18 @@ describe("napcat: group policy", () => {
   });
 });
 
+describe("napcat: typing", () => {
+  it("shows typing in private chats only (set_input_status has no group form)", async () => {
+    session = await startNapcat({ allowFrom: [String(alice)] });
+    session.fake.userSays({ userId: alice, text: "in the group", messageType: "group", address: "mention" });
+    await nextInbound(session.bus);
+    session.fake.userSays({ userId: alice, text: "in private" });
+    await nextInbound(session.bus);
+    await waitFor(() => session!.fake.typing.length === 1, "the typing indicator");
+    expect(session.fake.actions.filter((a) => a.action === "set_input_status").map((a) => a.params)).toEqual([{ user_id: alice, event_type: 1 }]);
+  });
+});
+
 describe("napcat: message formats", () => {
   it("reads CQ-code strings (messagePostFormat string): the bot's @, others' @ and escapes", async () => {
     session = await startNapcat({ allowFrom: [String(alice)] });
