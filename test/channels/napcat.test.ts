@@ -164,6 +164,15 @@ describe("napcat: media in", () => {
     expect(await readFile(inbound.media![0]!.path!, "utf8")).toBe("PDF-BYTES");
   });
 
+  it("keeps a chat's order while a file is fetched (a later message does not overtake it)", async () => {
+    session = await startNapcat({ allowFrom: [String(alice)] });
+    session.fake.userSays({ userId: alice, text: "first, with a file", attachment: { name: "notes.txt", mimeType: "text/plain", content: "NOTES", as: "file" } });
+    session.fake.userSays({ userId: alice, text: "second" });
+    const first = await nextInbound(session.bus);
+    expect([first.content, first.media?.[0]?.name]).toEqual(["first, with a file", "notes.txt"]);
+    expect((await nextInbound(session.bus)).content).toBe("second");
+  });
+
   it("drops an image larger than maxImageBytes (declared or actual) and keeps the text", async () => {
     session = await startNapcat({ allowFrom: [String(alice)], maxImageBytes: 8 });
     session.fake.userSays({ userId: alice, text: "declared big", attachment: { name: "a.png", mimeType: "image/png", content: "tiny", declaredSize: 10_000 } });

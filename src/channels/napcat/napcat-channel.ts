@@ -70,6 +70,7 @@ export class NapcatChannel implements Channel {
   /** Ids of the bot's own messages, so a reply to one is recognised without asking NapCat. */
   private readonly botMessages = new LruSet(2_000);
   private readonly typing: TypingKeeper;
+  private readonly chains = new Map<string, Promise<void>>();
 
   constructor(options: NapcatChannelOptions) {
     this.name = options.name ?? "napcat";
@@ -147,9 +148,16 @@ export class NapcatChannel implements Channel {
     return this.client.call(action, params);
   }
 
+  /** Events of one chat are handled in order (a download or a get_msg must not let a later message overtake). */
   private onEvent(event: Record<string, unknown>): void {
-    const handled = event.post_type === "message" ? this.onMessage(event) : event.post_type === "notice" ? this.onNotice(event) : undefined;
-    handled?.catch((error: unknown) => this.log.error("napcat event failed", { postType: event.post_type, error: errorMessage(error) }));
+    const handle = event.post_type === "message" ? () => this.onMessage(event) : event.post_type === "notice" ? () => this.onNotice(event) : undefined;
+    if (!handle) return;
+    const key = event.group_id !== undefined && event.group_id !== null ? `group:${String(event.group_id)}` : `private:${String(event.user_id)}`;
+    const next = (this.chains.get(key) ?? Promise.resolve()).then(handle).catch((error: unknown) => this.log.error("napcat event failed", { postType: event.post_type, error: errorMessage(error) }));
+    this.chains.set(key, next);
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key);
+    });
   }
 
   private async onMessage(event: Record<string, unknown>): Promise<void> {
@@ -161,7 +169,7 @@ export class NapcatChannel implements Channel {
     if (String(userId) === this.client?.selfId) return;
     const chatId = type === "group" ? `group:${String(event.group_id)}` : `private:${String(userId)}`;
     const parsed = parseSegments(normalizeSegments(event.message), this.client?.selfId);
-    const addressed = parsed.mentionsBot || (parsed.replyTo !== undefined && (await this.isBotMessage(parsed.replyTo)));
+    const addressed = type === "group" && (parsed.mentionsBot || (parsed.replyTo !== undefined && (await this.isBotMessage(parsed.replyTo))));
     if (type === "group" && !addressed && !this.groupAnswers(String(event.group_id))) return;
     const media = await this.downloadAll(parsed.downloads);
     if (!parsed.text && media.length === 0) return;
