@@ -27,6 +27,9 @@ import { mattermostGates } from "./mattermost/access.js";
 import { parseMattermostConfig } from "./mattermost/config.js";
 import { MattermostChannel } from "./mattermost/mattermost-channel.js";
 import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { parseNapcatConfig } from "./napcat/config.js";
+import { NapcatChannel } from "./napcat/napcat-channel.js";
+import { napcatSettingNotes } from "./napcat/setting-notes.js";
 import { parseQQConfig } from "./qq/config.js";
 import { QQChannel } from "./qq/qq-channel.js";
 import { qqSettingNotes } from "./qq/setting-notes.js";
@@ -131,6 +134,13 @@ export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
   return channel;
 };
 
+/** QQ personal accounts through NapCat (OneBot v11 over NapCat's WebSocket server). */
+export const napcatFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new NapcatChannel({ ...deps, name, config: parseNapcatConfig(raw, name) });
+  for (const note of napcatSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
   for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
@@ -179,5 +189,6 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
     matrix: matrixFactory,
     signal: signalFactory,
     whatsapp: whatsappFactory,
+    napcat: napcatFactory,
   };
 }

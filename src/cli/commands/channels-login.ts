@@ -16,6 +16,7 @@ const TOKEN_LOGINS: Record<string, string> = {
   discord: "a bot token from the developer portal in channels.<name>.token",
   email: "the mailbox's credentials in channels.<name>.imapPassword / smtpPassword",
   whatsapp: "a Cloud API access token in channels.<name>.accessToken (plus phoneNumberId, appSecret and verifyToken; see docs/channels/whatsapp.md)",
+  napcat: "NapCat's own QR login (scan it in NapCat's WebUI or log); nanobot then connects to NapCat's WebSocket server at channels.<name>.wsUrl with channels.<name>.accessToken",
   websocket: "no login: clients connect to the gateway (channels.<name>.token is the clients' shared secret)",
 };
 
