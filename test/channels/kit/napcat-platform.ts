@@ -1,13 +1,10 @@
 /** The channel kit's adapter for NapCat: the real channel over the fake OneBot v11 server. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { NAPCAT_GROUP, NAPCAT_TOKEN, startFakeNapcat } from "../helpers/fake-napcat.js";
 import type { FakeNapcat } from "../helpers/fake-napcat.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface NapcatSession extends KitSession {
@@ -18,39 +15,11 @@ export interface NapcatSession extends KitSession {
 
 export async function startNapcat(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<NapcatSession> {
   const fake = await startFakeNapcat();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, napcat: { enabled: true, wsUrl: fake.url, accessToken: NAPCAT_TOKEN, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await manager.stopAll();
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`napcat did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "napcat", fake, switches: options.switches, entry: { wsUrl: fake.url, accessToken: NAPCAT_TOKEN, ...config } });
   const chatOf = (type: "private" | "group", id: number): string => `${type}:${id}`;
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: chatOf("group", NAPCAT_GROUP),
     dmChat: (user) => chatOf("private", Number(user.id)),
     async userSays(user, text, where, attachment) {
@@ -75,11 +44,6 @@ export async function startNapcat(config: Record<string, unknown> = {}, options:
     },
     connections: () => fake.connections(),
     typing: () => fake.typing.map((id) => chatOf("private", id)),
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 
