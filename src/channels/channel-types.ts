@@ -15,10 +15,11 @@ import { qqSettingNotes } from "./qq/setting-notes.js";
 import { signalSettingNotes } from "./signal/setting-notes.js";
 import { slackSettingNotes } from "./slack/setting-notes.js";
 import { wecomSettingNotes } from "./wecom/setting-notes.js";
+import { weixinSettingNotes } from "./weixin/setting-notes.js";
 import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom", "slack", "feishu", "msteams", "mattermost", "qq", "matrix", "signal", "whatsapp"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom", "slack", "feishu", "msteams", "mattermost", "qq", "matrix", "signal", "whatsapp", "weixin"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -35,7 +36,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 ]);
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
-const PYTHON_ONLY = new Set(["mochat", "napcat", "weixin"]);
+const PYTHON_ONLY = new Set(["mochat", "napcat"]);
 
 export interface ChannelTypeProblem {
   name: string;
@@ -90,6 +91,7 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "matrix") out.push(...matrixSettingNotes(name, entry));
     if (type === "signal") out.push(...signalSettingNotes(name, entry));
     if (type === "whatsapp") out.push(...whatsappSettingNotes(name, entry));
+    if (type === "weixin") out.push(...weixinSettingNotes(name, entry));
   }
   return out;
 }
