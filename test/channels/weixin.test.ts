@@ -4,6 +4,7 @@
  * across runs), inbound media and text forms, the per-context-token budget and deferred replies,
  * a stale bot token, tool hints, text sanitizing, and the Python keys nanobot cannot honour.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -102,13 +103,22 @@ describe("weixin context budget", () => {
 });
 
 describe("weixin stale token", () => {
-  it("stops polling and shows the expired login in the status when the bot token goes stale", async () => {
+  it("pauses polling with the expired login in the status, and resumes with the token a new login stores", async () => {
     session = await startWeixin({ allowFrom: [alice] });
     session.fake.token = "a-newer-token";
     session.fake.dropPolls();
     const channel = session.manager.get("weixin")!;
     const status = await waitFor(() => (channel.status?.().connected === false ? channel.status() : undefined), "the disconnected status");
     expect(status.lastError).toContain("nanobot channels login weixin --force");
+    // A login replaces the configured token in account.json; the paused poller picks it up.
+    const account = JSON.parse(readFileSync(join(session.home, "weixin", "account.json"), "utf8")) as Record<string, unknown>;
+    const replaced = createHash("sha256").update(WEIXIN_TOKEN).digest("hex");
+    await writeFile(join(session.home, "weixin", "account.json"), JSON.stringify({ ...account, token: "a-newer-token", replaced_config_token_sha256: replaced }));
+    session.clock.advance(30_000);
+    await waitFor(() => channel.status?.().connected === true, "the reconnection with the new token");
+    await session.userSays(weixinPlatform.users.alice, "back again", { chat: "dm" });
+    expect((await nextInbound(session.bus)).content).toBe("back again");
+    expect(session.fake.callsOf("getupdates").at(-1)!.headers.authorization).toBe("Bearer a-newer-token");
   });
 });
 

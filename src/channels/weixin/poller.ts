@@ -2,8 +2,8 @@
  * The getupdates long poll. Each poll carries the cursor (`get_updates_buf`) and waits up to
  * `pollTimeout` seconds (or what the server suggests in `longpolling_timeout_ms`); a timed-out
  * poll is simply the next one. A failure is retried at once, then after 2 s, and after three in
- * a row after 30 s, on the channel clock. A stale bot token (-14) stops polling unless a new
- * login stored a replacement in account.json.
+ * a row after 30 s, on the channel clock. A stale bot token (-14) pauses polling until a new
+ * login stores a replacement in account.json.
  */
 import { errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -73,14 +73,8 @@ export class WeixinPoller {
         if (this.stopped) return;
         if (error instanceof Error && error.name === "TimeoutError") continue;
         if (error instanceof WeixinAuthError) {
-          if (await this.options.session.reloadReplacement()) {
-            this.options.api.setToken(this.options.session.token);
-            this.options.logger.info("weixin picked up the replacement token a new login stored");
-            continue;
-          }
-          this.options.onState(false, `${error.message} (WeChat login expired: scan again with \`nanobot channels login weixin --force\`)`);
-          this.options.logger.error("weixin login expired; polling stopped", { error: error.message });
-          return;
+          if (!(await this.awaitReplacement(error))) return;
+          continue;
         }
         failures++;
         this.options.onState(false, errorMessage(error));
@@ -89,6 +83,30 @@ export class WeixinPoller {
         if (failures >= MAX_FAILURES) failures = 0;
       }
     }
+  }
+
+  /**
+   * After a stale-token answer: polling pauses until account.json holds a newer token (a
+   * `nanobot channels login weixin --force` meanwhile), checked every 30 s. False once stopped.
+   */
+  private async awaitReplacement(error: WeixinAuthError): Promise<boolean> {
+    const { session, api, logger } = this.options;
+    let warned = false;
+    while (!this.stopped) {
+      if (await session.reloadReplacement()) {
+        api.setToken(session.token);
+        logger.info("weixin picked up the token a new login stored");
+        this.options.onState(true);
+        return true;
+      }
+      if (!warned) {
+        this.options.onState(false, `${error.message} (WeChat login expired: scan again with \`nanobot channels login weixin --force\`)`);
+        logger.error("weixin login expired; polling paused until a new login is stored", { error: error.message });
+        warned = true;
+      }
+      await this.wait(BACKOFF_MS);
+    }
+    return false;
   }
 
   private async pollOnce(): Promise<void> {
