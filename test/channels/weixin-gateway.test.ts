@@ -2,8 +2,8 @@
  * WeChat end to end through the built CLI: `nanobot gateway` with a Python-style
  * `$NANOBOT_HOME/config.json` enabling `channels.weixin` against the fake iLink API and a
  * scripted fake LLM. A user's message is answered under its context token, `nanobot channels
- * list --json` reports the channel connected, and a Python key nanobot cannot honour
- * (`blockStreaming: true`) is warned about at start-up. Needs `npm run build`.
+ * list --json` reports the channel connected, and a Python key nanobot cannot fully honour
+ * (`replyProgressMessages: true`) is warned about at start-up. Needs `npm run build`.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -71,10 +71,10 @@ describe("weixin through the gateway", () => {
             pollTimeout: 35,
             sendProgress: false,
             sendToolHints: false,
-            replyProgressMessages: false,
+            replyProgressMessages: true,
             contextMessageBudget: 8,
             streaming: true,
-            blockStreaming: true,
+            blockStreaming: false,
             blockStreamingMinChars: 1200,
             blockStreamingMaxMessages: 3,
           },
@@ -84,7 +84,7 @@ describe("weixin through the gateway", () => {
     const env = { HOME: root, NANOBOT_HOME: home };
     gateway = startNanobot(["gateway"], { cwd: root, env });
     await gateway.waitFor(/listening on http:\/\/\S+/, 60_000);
-    await gateway.waitFor(/channels\.weixin\.blockStreaming is not supported/, 10_000);
+    await gateway.waitFor(/channels\.weixin\.replyProgressMessages: nanobot sends no structured tool-call cards/, 10_000);
 
     llm.enqueue({ text: "Hello Alice, from the model." });
     const asked = weixin.userSays({ from: alice, text: "hi bot" });

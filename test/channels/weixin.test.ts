@@ -144,8 +144,31 @@ describe("weixin progress and text", () => {
   });
 
   it("warns about the Python keys it cannot honour", () => {
-    const notes = channelSettingNotes({ weixin: { enabled: true, blockStreaming: true, replyProgressMessages: true } });
-    expect(notes).toEqual([expect.stringContaining("channels.weixin.replyProgressMessages: nanobot sends no structured tool-call cards"), expect.stringContaining("channels.weixin.blockStreaming is not supported")]);
+    const notes = channelSettingNotes({ weixin: { enabled: true, streaming: false, blockStreaming: true, replyProgressMessages: true } });
+    expect(notes).toEqual([expect.stringContaining("channels.weixin.replyProgressMessages: nanobot sends no structured tool-call cards"), expect.stringContaining("channels.weixin.blockStreaming has no effect with channels.weixin.streaming: false")]);
+    expect(channelSettingNotes({ weixin: { enabled: true, blockStreaming: true, replyProgressMaxMessages: 3 } })).toEqual([expect.stringContaining("channels.weixin.replyProgressMaxMessages is ignored")]);
+  });
+});
+
+describe("weixin block streaming", () => {
+  it("asks for streamed deltas and sends paragraph blocks once blockStreamingMinChars are buffered, the rest at the end", async () => {
+    session = await startWeixin({ allowFrom: [alice], blockStreaming: true, blockStreamingMinChars: 200, blockStreamingMaxMessages: 2 });
+    await session.userSays(weixinPlatform.users.alice, "tell me a story", { chat: "dm" });
+    const inbound = await nextInbound(session.bus);
+    expect(inbound.metadata).toMatchObject({ stream: true });
+    const to = { channel: "weixin", chatId: alice };
+    const first = `Once ${"upon a time ".repeat(20)}there was a bot.`;
+    const second = `It answered ${"every message ".repeat(20)}promptly.`;
+    const third = "The end.";
+    // Over 200 characters, but no paragraph break to end a block at yet.
+    await session.bus.publishOutbound({ ...to, kind: "delta", streamId: "s-1", delta: first });
+    expect(session.fake.sent).toEqual([]);
+    await session.bus.publishOutbound({ ...to, kind: "delta", streamId: "s-1", delta: `\n\n${second}` });
+    expect(session.fake.sent.map((m) => m.text)).toEqual([first]);
+    // blockStreamingMaxMessages 2: the second message is the reply's end.
+    await session.bus.publishOutbound({ ...to, kind: "delta", streamId: "s-1", delta: `\n\n${third}` });
+    await session.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "s-1", id: "s-1-end", content: `${first}\n\n${second}\n\n${third}` });
+    expect(session.fake.sent.map((m) => m.text)).toEqual([first, `${second}\n\n${third}`]);
   });
 });
 

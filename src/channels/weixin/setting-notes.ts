@@ -8,8 +8,8 @@ export function weixinSettingNotes(name: string, raw: Record<string, unknown>): 
   } else if (raw.replyProgressMaxMessages !== undefined) {
     out.push(`channels.${name}.replyProgressMaxMessages is ignored: it only counts the structured tool-call cards of replyProgressMessages, which nanobot does not send`);
   }
-  if (raw.blockStreaming === true) {
-    out.push(`channels.${name}.blockStreaming is not supported by nanobot's WeChat channel: a streamed reply is sent once, at its end (blockStreamingMinChars and blockStreamingMaxMessages are ignored)`);
+  if (raw.blockStreaming === true && raw.streaming === false) {
+    out.push(`channels.${name}.blockStreaming has no effect with channels.${name}.streaming: false (blocks are cut from the streamed reply); the reply is sent once, at its end`);
   }
   return out;
 }

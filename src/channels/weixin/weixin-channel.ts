@@ -2,7 +2,8 @@
  * Personal WeChat through the iLink bot API: `getupdates` long polls (the cursor kept in
  * account.json), each message's context token remembered for the replies, which go out with
  * `sendmessage` — text split at 1800 characters, files encrypted and uploaded to the CDN first.
- * WeChat cannot edit a sent message, so a streamed reply is sent once, at its end. A reply that
+ * WeChat cannot edit a sent message, so a streamed reply is sent once, at its end (or in a few
+ * blocks with `blockStreaming`). A reply that
  * WeChat will not take under the current context token waits (up to 3 per chat) for the user's
  * next message, as the Python nanobot does.
  */
@@ -12,6 +13,7 @@ import { ConfigError, errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
 import { DeliveryError } from "../delivery/delivery-queue.js";
 import type { Channel, ChannelConnection, ChannelDeps } from "../types.js";
+import { BlockStreamer } from "./block-stream.js";
 import { WeixinApi, WeixinAuthError, WeixinQuotaError, checkBody, classifyWeixinError } from "./api.js";
 import type { WeixinConfig } from "./config.js";
 import { mediaDirFor, parseWeixinMessage } from "./inbound.js";
@@ -48,12 +50,24 @@ export class WeixinChannel implements Channel {
   private readonly hints = new Map<string, string[]>();
   private readonly deferred = new Map<string, Reply[]>();
   private readonly mediaKeys = new Map<string, { fileKey: string; aesKey: Buffer }>();
+  /** Only with `blockStreaming` (and `streaming`): the channel then asks for streamed deltas. */
+  private readonly blocks: BlockStreamer | undefined;
 
   constructor(options: WeixinChannelOptions) {
     this.name = options.name ?? "weixin";
     this.config = options.config;
     this.deps = options;
     this.log = options.logger.child({ channel: this.name });
+    const { blockStreaming, streaming, blockStreamingMinChars, blockStreamingMaxMessages } = options.config;
+    this.blocks =
+      blockStreaming && streaming
+        ? new BlockStreamer({
+            minChars: blockStreamingMinChars,
+            maxMessages: blockStreamingMaxMessages,
+            send: (chatId, streamId, index, text) => this.sendBlock(chatId, streamId, index, text),
+            onError: (error) => this.log.warn("weixin block not sent; the rest of the reply comes at its end", { error: errorMessage(error) }),
+          })
+        : undefined;
     this.session = new WeixinSession({ stateDir: options.config.stateDir, configToken: options.config.token, configBaseUrl: options.config.baseUrl, budget: options.config.contextMessageBudget, clock: options.clock });
   }
 
@@ -111,12 +125,15 @@ export class WeixinChannel implements Channel {
     switch (message.kind) {
       case "message":
         return this.sendReply(message);
-      case "stream_end":
-        // WeChat cannot edit: the whole streamed reply goes out once, at its end.
-        return this.sendReply({ kind: "message", channel: message.channel, chatId: message.chatId, id: message.id, content: message.content });
+      case "stream_end": {
+        // WeChat cannot edit: what no block carried goes out once, at the end.
+        const content = this.blocks ? this.blocks.finish(message.streamId, message.content) : message.content;
+        return this.sendReply({ kind: "message", channel: message.channel, chatId: message.chatId, id: message.id, content });
+      }
       case "progress":
         return this.sendProgress(message.chatId, message.text, message.toolName !== undefined);
       case "delta":
+        return this.blocks?.delta(message.chatId, message.streamId, message.delta);
       case "typing":
         return;
     }
@@ -132,7 +149,7 @@ export class WeixinChannel implements Channel {
     const { content, media } = await parseWeixinMessage(message, { cdnBaseUrl: this.config.cdnBaseUrl, mediaDir: mediaDirFor(this.deps.home, this.name), messageId, logger: this.log });
     // Group chats reach a personal bot only as a `…@chatroom` sender; they follow allowFrom like any group.
     const isDirect = !from.endsWith("@chatroom");
-    const outcome = await this.deps.gate.receive({ id: `${this.name}:${messageId}`, chatId: from, sender: { id: from }, content, isDirect, ...(media.length ? { media } : {}), metadata: { messageId } }, async (text) => {
+    const outcome = await this.deps.gate.receive({ id: `${this.name}:${messageId}`, chatId: from, sender: { id: from }, content, isDirect, ...(media.length ? { media } : {}), metadata: { messageId, ...(this.blocks ? { stream: true } : {}) } }, async (text) => {
       if (!contextToken) return this.log.warn("weixin pairing code not sent: the message carried no context_token", { senderId: from });
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.postText(from, text, contextToken, `pairing-${messageId}`), classifyWeixinError);
     });
@@ -238,8 +255,16 @@ export class WeixinChannel implements Channel {
     await this.postText(chatId, hints.join("\n\n"), contextToken, undefined).catch((error: unknown) => this.log.warn("weixin tool hints not sent", { chatId, error: errorMessage(error) }));
   }
 
-  private async postItem(toUserId: string, item: Record<string, unknown>, contextToken: string, clientId: string | undefined): Promise<void> {
-    this.session.checkBudget(contextToken);
+  /** One block of a streamed reply; it keeps a message of the budget free for the reply's end. */
+  private async sendBlock(chatId: string, streamId: string, index: number, text: string): Promise<void> {
+    const contextToken = await this.contextFor(chatId);
+    for (const [i, chunk] of splitWeixinText(text).entries()) {
+      await this.deps.delivery.deliver(this.key(streamId, `block${index}.${i}`), () => this.postItem(chatId, { type: ITEM_TEXT, text_item: { text: chunk } }, contextToken, this.clientId(streamId, `block${index}.${i}`), 1), classifyWeixinError);
+    }
+  }
+
+  private async postItem(toUserId: string, item: Record<string, unknown>, contextToken: string, clientId: string | undefined, reserve = 0): Promise<void> {
+    this.session.checkBudget(contextToken, reserve);
     const msg = {
       from_user_id: "",
       to_user_id: toUserId,
