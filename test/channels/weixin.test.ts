@@ -102,6 +102,26 @@ describe("weixin context budget", () => {
   });
 });
 
+describe("weixin strangers", () => {
+  it("answers a stranger only with the pairing code: their context token is not kept for later messages", async () => {
+    session = await startWeixin();
+    const mallory = weixinPlatform.users.mallory;
+    await session.userSays(mallory, "hello?", { chat: "dm" });
+    await waitFor(() => session!.fake.sent.length === 1, "the pairing code");
+    expect(session.fake.sent[0]!.text).toContain("pairing code");
+    await session.bus.publishOutbound({ kind: "message", channel: "weixin", chatId: mallory.id, id: "s-1", content: "unsolicited" });
+    expect(session.fake.sent).toHaveLength(1);
+  });
+
+  it("does not send a pairing code for a message without a context token", async () => {
+    session = await startWeixin();
+    session.fake.userSays({ from: weixinPlatform.users.mallory.id, text: "hi", noContext: true });
+    await session.userSays(weixinPlatform.users.alice, "me too", { chat: "dm" });
+    await waitFor(() => session!.fake.sent.length === 1, "alice's pairing code");
+    expect(session.fake.sent.map((m) => m.to)).toEqual([alice]);
+  });
+});
+
 describe("weixin stale token", () => {
   it("pauses polling with the expired login in the status, and resumes with the token a new login stores", async () => {
     session = await startWeixin({ allowFrom: [alice] });

@@ -145,6 +145,7 @@ export class WeixinChannel implements Channel {
     if (!from) return;
     const messageId = String(message.message_id ?? message.seq ?? "") || `${from}_${message.create_time_ms ?? ""}`;
     const contextToken = message.context_token ?? "";
+    const before = this.session.contextSnapshot(from);
     if (contextToken) this.session.setContextToken(from, contextToken);
     const { content, media } = await parseWeixinMessage(message, { cdnBaseUrl: this.config.cdnBaseUrl, mediaDir: mediaDirFor(this.deps.home, this.name), messageId, logger: this.log });
     // Group chats reach a personal bot only as a `…@chatroom` sender; they follow allowFrom like any group.
@@ -153,7 +154,11 @@ export class WeixinChannel implements Channel {
       if (!contextToken) return this.log.warn("weixin pairing code not sent: the message carried no context_token", { senderId: from });
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.postText(from, text, contextToken, `pairing-${messageId}`), classifyWeixinError);
     });
-    if (outcome !== "forwarded") return;
+    if (outcome !== "forwarded") {
+      // Only admitted senders' tokens are kept: the bot must not be able to write to strangers later.
+      if (contextToken && outcome !== "duplicate") this.session.restoreContextToken(from, before);
+      return;
+    }
     if (contextToken) await this.session.save().catch((error: unknown) => this.log.warn("weixin state not saved", { error: errorMessage(error) }));
     await this.typing?.start(from);
     await this.retryDeferred(from);
