@@ -2,7 +2,8 @@
  * `nanobot channels login weixin` through the built CLI against the fake iLink API: the QR code
  * is printed in the terminal, the status is polled until the phone confirms, and the bot token
  * lands in `<home>/weixin/account.json` (the Python nanobot's file), where the channel reads
- * it; an expired code is replaced by a new one; `binded_redirect` keeps a stored login.
+ * it; an expired code is replaced by a new one; the number WeChat shows is read from standard
+ * input; `binded_redirect` keeps a stored login.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -65,6 +66,17 @@ describe("nanobot channels login weixin", () => {
     expect(fake.callsOf("get_bot_qrcode")).toHaveLength(2);
     expect(run.stdout.split("Scan this with WeChat").length - 1).toBe(2);
     expect(JSON.parse(await readFile(join(where.home, "weixin", "account.json"), "utf8"))).toMatchObject({ token: "second-token@im.bot" });
+  }, 90_000);
+
+  it("asks for the number WeChat shows on the phone and sends it with the next status poll", async () => {
+    fake = await startFakeWeixin();
+    fake.qrStatuses = [{ status: "need_verifycode" }, { status: "confirmed", bot_token: "verified-token@im.bot", ilink_bot_id: "bot3@im.bot" }];
+    const where = await setup({ weixin: { baseUrl: fake.url } });
+    const run = await runNanobot(["channels", "login", "weixin"], { ...where, input: "482913\n", timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("Enter the number WeChat shows on your phone:");
+    expect(fake.callsOf("get_qrcode_status").map((c) => c.body.verify_code)).toEqual([undefined, "482913"]);
+    expect(JSON.parse(await readFile(join(where.home, "weixin", "account.json"), "utf8"))).toMatchObject({ token: "verified-token@im.bot" });
   }, 90_000);
 
   it("keeps a stored login the server still knows (binded_redirect), offering it in local_token_list", async () => {
