@@ -47,6 +47,9 @@ import { WebSocketChannel } from "./websocket/websocket-channel.js";
 import { parseWecomConfig } from "./wecom/config.js";
 import { wecomSettingNotes } from "./wecom/setting-notes.js";
 import { WecomChannel } from "./wecom/wecom-channel.js";
+import { parseWeixinConfig } from "./weixin/config.js";
+import { weixinSettingNotes } from "./weixin/setting-notes.js";
+import { WeixinChannel } from "./weixin/weixin-channel.js";
 
 export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
   new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
@@ -147,6 +150,13 @@ export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
   return channel;
 };
 
+/** Personal WeChat (iLink bot API); account.json lives under `<home>/weixin` unless `stateDir` says otherwise. */
+export const weixinFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new WeixinChannel({ ...deps, name, config: parseWeixinConfig(raw, name, deps.home) });
+  for (const note of weixinSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 /** What a mail transport may need beyond its config: where to keep state, how to log. */
 export interface MailTransportContext {
   home: string;
@@ -190,5 +200,6 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
     signal: signalFactory,
     whatsapp: whatsappFactory,
     napcat: napcatFactory,
+    weixin: weixinFactory,
   };
 }

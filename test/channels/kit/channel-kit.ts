@@ -49,6 +49,18 @@ export function runChannelKit(platform: KitPlatform): void {
   });
 
   describe(`${platform.channel} kit: groups`, () => {
+    if (platform.groups !== undefined && platform.groups !== true) {
+      it(`forwards no group message (${platform.groups})`, async () => {
+        const s = await start({ allowFrom: [alice.id] });
+        await s.userSays(alice, "in the group", { chat: "group", address: "mention" });
+        await s.userSays(alice, "direct", { chat: "dm" });
+        expect(await nextInbound(s.bus)).toMatchObject({ chatId: s.dmChat(alice), content: "direct" });
+        expect(s.bus.inboundSize()).toBe(0);
+        expect(s.sent()).toEqual([]);
+      });
+      return;
+    }
+
     it("with groupPolicy mention, answers only when mentioned or replied to", async () => {
       const s = await start({ allowFrom: [alice.id], groupPolicy: "mention" });
       await s.userSays(alice, "just chatting", { chat: "group", address: "none" });
