@@ -5,15 +5,12 @@
  * only as a `…@chatroom` sender, with no mention or reply to address the bot.
  */
 import { join } from "node:path";
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { writeJsonFileAtomic } from "../../../src/channels/json-file.js";
 import { WEIXIN_TOKEN, startFakeWeixin } from "../helpers/fake-weixin.js";
 import type { FakeWeixin } from "../helpers/fake-weixin.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { tempHome, waitFor } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export const WEIXIN_GROUP = "family-group-0001@chatroom";
@@ -30,39 +27,12 @@ export async function startWeixin(config: Record<string, unknown> = {}, options:
   // her token is in account.json, where the channel keeps it between runs.
   const alice = weixinPlatform.users.alice.id;
   await writeJsonFileAtomic(join(home.dir, "weixin", "account.json"), { token: WEIXIN_TOKEN, get_updates_buf: "", context_tokens: { [alice]: fake.issueContext(alice) }, typing_tickets: {}, base_url: fake.url });
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, weixin: { enabled: true, token: WEIXIN_TOKEN, baseUrl: fake.url, cdnBaseUrl: fake.cdnUrl, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await manager.stopAll();
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`weixin did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "weixin", fake, home, switches: options.switches, entry: { token: WEIXIN_TOKEN, baseUrl: fake.url, cdnBaseUrl: fake.cdnUrl, ...config } });
   let pollsAtDrop: number | undefined;
   let connections = 1;
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: WEIXIN_GROUP,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -93,11 +63,6 @@ export async function startWeixin(config: Record<string, unknown> = {}, options:
       return connections;
     },
     typing: () => fake.typing.filter((t) => t.status === 1).map((t) => t.user),
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 
