@@ -6,11 +6,15 @@
  * (idempotent per access token and transaction id, as the spec requires), redactions, typing,
  * media upload (`/_matrix/media/v3/upload`) and download (authenticated
  * `/_matrix/client/v1/media/download`, and the legacy `/_matrix/media/v3/download`).
- * Everything the bot does is recorded; syncs can be failed or cut.
+ * Other users can have sessions of their own (`addUser`), so a second client can sync and send,
+ * and rooms can be encrypted (`m.room.encryption`), with the key endpoints of
+ * `fake-matrix-keys.ts`. Everything the bot does is recorded; syncs can be failed or cut.
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createKeyServer } from "./fake-matrix-keys.js";
+import type { Caller, FakeKeyServer } from "./fake-matrix-keys.js";
 
 export const MATRIX_SERVER = "fake.test";
 export const MATRIX_BOT = { id: "@nanobot:fake.test", username: "@nanobot:fake.test", displayName: "Nanobot" };
@@ -83,8 +87,16 @@ export interface FakeMatrix {
   logins: number;
   /** Routes nobody implemented that the client asked for. */
   unknown: string[];
-  /** A room the bot is in, with these other members (joined before the bot starts syncing). */
-  addRoom(roomId: string, members: string[], name?: string): void;
+  /** A room the bot is in, with these other members (joined before the bot starts syncing); `encrypted` adds `m.room.encryption`. */
+  addRoom(roomId: string, members: string[], name?: string, options?: { encrypted?: boolean }): void;
+  /** A session for another user (its own access token and device), for a second client. */
+  addUser(userId: string, deviceId?: string): { accessToken: string; deviceId: string };
+  /** The E2EE half: keys, to-device messages. */
+  keys: FakeKeyServer;
+  /** Every event of a room, as the homeserver stores it (encrypted events stay ciphertext). */
+  roomEvents(roomId: string): MatrixEventJson[];
+  /** Devices removed by `/logout`. */
+  loggedOut: string[];
   /** A room `inviter` made with `members`, to which the bot is invited. */
   invite(roomId: string, inviter: string, members?: string[]): void;
   /** A user sends a room event; returns its event id. */
@@ -109,11 +121,12 @@ export interface FakeMatrix {
 interface RoomState {
   members: Map<string, string>;
   name?: string;
-  /** Stream position at which the bot joined (or was invited). */
-  botJoinedAt: number;
+  /** Stream position at which each member joined. */
+  joinedAt: Map<string, number>;
 }
 
 interface Held {
+  caller: Caller;
   res: ServerResponse;
   since: number | undefined;
   cancel: () => void;
@@ -131,7 +144,14 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   const filters = new Map<string, unknown>();
   const failures: Array<{ pattern: RegExp; status: number; body: Json }> = [];
   const held = new Set<Held>();
-  const tokens = new Set([MATRIX_TOKEN]);
+  const tokens = new Map<string, Caller>([[MATRIX_TOKEN, { userId: MATRIX_BOT.id, deviceId: MATRIX_DEVICE, token: MATRIX_TOKEN }]]);
+  const keys = createKeyServer(
+    () => ++pos,
+    () => {
+      for (const h of [...held]) h.wake();
+    },
+  );
+  const loggedOut: string[] = [];
   const messages: MatrixSentMessage[] = [];
   const requests: MatrixRequest[] = [];
   const typing: string[] = [];
@@ -157,12 +177,13 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   function member(roomId: string, userId: string, membership: string, sender = userId): void {
     const room = rooms.get(roomId)!;
     room.members.set(userId, membership);
+    if (membership === "join") room.joinedAt.set(userId, pos + 1);
     const displayname = userId === MATRIX_BOT.id ? MATRIX_BOT.displayName : userId.slice(1).split(":")[0]!;
     append(roomId, { type: "m.room.member", sender, state_key: userId, content: { membership, displayname } });
   }
 
   function createRoom(roomId: string, creator: string, name?: string): RoomState {
-    const room: RoomState = { members: new Map(), botJoinedAt: Number.POSITIVE_INFINITY, ...(name ? { name } : {}) };
+    const room: RoomState = { members: new Map(), joinedAt: new Map(), ...(name ? { name } : {}) };
     rooms.set(roomId, room);
     append(roomId, { type: "m.room.create", sender: creator, state_key: "", content: { creator, room_version: "10" } });
     member(roomId, creator, "join");
@@ -175,7 +196,6 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     if (!room) throw new Error(`no room ${roomId}`);
     if (room.members.get(MATRIX_BOT.id) === "join") return;
     member(roomId, MATRIX_BOT.id, "join");
-    room.botJoinedAt = pos;
     invites.delete(roomId);
   }
 
@@ -194,13 +214,14 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     return rest;
   }
 
-  function syncBody(since: number | undefined): { body: Json; empty: boolean } {
+  function syncBody(caller: Caller, since: number | undefined): { body: Json; empty: boolean } {
     const join: Json = {};
     const invite: Json = {};
     let empty = true;
+    const me = caller.userId;
     for (const [roomId, room] of rooms) {
-      if (room.members.get(MATRIX_BOT.id) !== "join") continue;
-      const fresh = since === undefined || room.botJoinedAt > since;
+      if (room.members.get(me) !== "join") continue;
+      const fresh = since === undefined || (room.joinedAt.get(me) ?? 0) > since;
       const events = log.filter((e) => e.event.room_id === roomId && (since === undefined || e.pos > since));
       if (!fresh && events.length === 0) continue;
       let state: MatrixEventJson[] = [];
@@ -225,7 +246,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       empty = false;
     }
     for (const [roomId, inv] of invites) {
-      if (since !== undefined && inv.pos <= since) continue;
+      if (me !== MATRIX_BOT.id || (since !== undefined && inv.pos <= since)) continue;
       const events: Json[] = [
         { type: "m.room.create", sender: inv.inviter, state_key: "", content: { creator: inv.inviter } },
         { type: "m.room.member", sender: inv.inviter, state_key: inv.inviter, content: { membership: "join" } },
@@ -234,7 +255,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       invite[roomId] = { invite_state: { events } };
       empty = false;
     }
-    return { body: { next_batch: `s${pos}`, rooms: { join, invite, leave: {} }, presence: { events: [] }, account_data: { events: [] }, to_device: { events: [] } }, empty };
+    const shares = (other: string): boolean => [...rooms.values()].some((r) => r.members.get(me) === "join" && r.members.get(other) === "join");
+    const { part, news } = keys.syncPart(caller, since, shares);
+    return { body: { next_batch: `s${pos}`, rooms: { join, invite, leave: {} }, presence: { events: [] }, account_data: { events: [] }, ...part }, empty: empty && !news };
   }
 
   function json(res: ServerResponse, status: number, body: unknown): void {
@@ -253,9 +276,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     return Buffer.concat(chunks);
   }
 
-  function recordSend(roomId: string, type: string, txnId: string, content: Json): string {
-    const event = append(roomId, { type, sender: MATRIX_BOT.id, content, unsigned: { transaction_id: txnId } });
-    if (type !== "m.room.message") return event.event_id;
+  function recordSend(roomId: string, sender: string, type: string, txnId: string, content: Json): string {
+    const event = append(roomId, { type, sender, content, unsigned: { transaction_id: txnId } });
+    if (type !== "m.room.message" || sender !== MATRIX_BOT.id) return event.event_id;
     const relates = (content["m.relates_to"] ?? {}) as Json;
     if (relates.rel_type === "m.replace") {
       const original = messages.find((m) => m.eventId === relates.event_id);
@@ -292,8 +315,8 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   function answerSync(h: Held): void {
     held.delete(h);
     h.cancel();
-    const { body } = syncBody(h.since);
-    if (streamBroken) {
+    const { body } = syncBody(h.caller, h.since);
+    if (streamBroken && h.caller.userId === MATRIX_BOT.id) {
       streamBroken = false;
       sessions++;
     }
@@ -336,11 +359,13 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       }
       logins++;
       const issued = `syt_login_${logins}`;
-      tokens.add(issued);
-      return json(res, 200, { user_id: MATRIX_BOT.id, access_token: issued, device_id: typeof b.device_id === "string" ? b.device_id : `LOGIN${logins}`, home_server: MATRIX_SERVER });
+      const deviceId = typeof b.device_id === "string" ? b.device_id : `LOGIN${logins}`;
+      tokens.set(issued, { userId: MATRIX_BOT.id, deviceId, token: issued });
+      return json(res, 200, { user_id: MATRIX_BOT.id, access_token: issued, device_id: deviceId, home_server: MATRIX_SERVER });
     }
     if (!token) return matrixError(res, 401, "M_MISSING_TOKEN", "Missing access token");
-    if (!tokens.has(token)) return matrixError(res, 401, "M_UNKNOWN_TOKEN", "Invalid access token");
+    const caller = tokens.get(token);
+    if (!caller) return matrixError(res, 401, "M_UNKNOWN_TOKEN", "Invalid access token");
 
     const mediaDownload = /^\/_matrix\/(?:client\/v1\/media|media\/v3)\/download\/([^/]+)\/([^/]+)/.exec(path);
     if (method === "GET" && mediaDownload) {
@@ -368,7 +393,15 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     const route = path.slice(`${PREFIX}/v3`.length);
     const parts = route.split("/").slice(1).map(decodeURIComponent);
 
-    if (method === "GET" && route === "/account/whoami") return json(res, 200, { user_id: MATRIX_BOT.id, device_id: MATRIX_DEVICE });
+    if (method === "GET" && route === "/account/whoami") return json(res, 200, { user_id: caller.userId, device_id: caller.deviceId });
+    if (method === "POST" && route === "/logout") {
+      tokens.delete(token);
+      keys.removeDevice(caller.userId, caller.deviceId);
+      loggedOut.push(caller.deviceId);
+      return json(res, 200, {});
+    }
+    const keyReply = keys.handle(method, route, { ...Object.fromEntries(url.searchParams), ...((body ?? {}) as Json) }, caller);
+    if (keyReply) return json(res, keyReply.status, keyReply.body);
     if (method === "GET" && route.startsWith("/pushrules")) return json(res, 200, { global: { override: [], content: [], room: [], sender: [], underride: [] } });
     if (method === "GET" && route === "/capabilities") return json(res, 200, { capabilities: {} });
     if (parts[0] === "user" && parts[2] === "filter") {
@@ -389,19 +422,19 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       const sinceParam = url.searchParams.get("since");
       const since = sinceParam ? Number(sinceParam.slice(1)) : undefined;
       const timeout = Number(url.searchParams.get("timeout") ?? "0");
-      const { empty } = syncBody(since);
-      const h: Held = { res, since, cancel: () => undefined, wake: () => undefined };
+      const { empty } = syncBody(caller, since);
+      const h: Held = { caller, res, since, cancel: () => undefined, wake: () => undefined };
       if (!empty || since === undefined || timeout <= 0) return answerSync(h);
       const timer = setTimeout(() => answerSync(h), timeout);
       h.cancel = () => clearTimeout(timer);
       h.wake = () => {
-        if (!syncBody(since).empty) answerSync(h);
+        if (!syncBody(caller, since).empty) answerSync(h);
       };
       held.add(h);
       res.on("close", () => {
         if (held.delete(h)) {
           h.cancel();
-          streamBroken = true;
+          if (caller.userId === MATRIX_BOT.id) streamBroken = true;
         }
       });
       return;
@@ -416,12 +449,12 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     if (parts[0] === "rooms" && parts.length >= 3) {
       const roomId = parts[1]!;
       const room = rooms.get(roomId);
-      if (!room || room.members.get(MATRIX_BOT.id) !== "join") return matrixError(res, 403, "M_FORBIDDEN", `not in room ${roomId}`);
+      if (!room || room.members.get(caller.userId) !== "join") return matrixError(res, 403, "M_FORBIDDEN", `not in room ${roomId}`);
       if (method === "PUT" && parts[2] === "send" && parts.length === 5) {
         const key = `${token} ${parts[4]}`;
         const existing = txns.get(key);
         if (existing) return json(res, 200, { event_id: existing });
-        const eventId = recordSend(roomId, parts[3]!, parts[4]!, (body ?? {}) as Json);
+        const eventId = recordSend(roomId, caller.userId, parts[3]!, parts[4]!, (body ?? {}) as Json);
         txns.set(key, eventId);
         return json(res, 200, { event_id: eventId });
       }
@@ -440,6 +473,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       if (method === "GET" && parts[2] === "members") {
         return json(res, 200, { chunk: currentState(roomId).filter((e) => e.type === "m.room.member").map(forClient) });
       }
+      if (method === "GET" && parts[2] === "state" && parts.length === 3) return json(res, 200, currentState(roomId).map(forClient));
     }
     unknown.push(`${method} ${path}`);
     return matrixError(res, 404, "M_UNRECOGNIZED", "Unrecognized request");
@@ -464,15 +498,23 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       return logins;
     },
     unknown,
-    addRoom(roomId, members, name) {
+    keys,
+    loggedOut,
+    roomEvents: (roomId) => log.filter((e) => e.event.room_id === roomId).map((e) => e.event),
+    addRoom(roomId, members, name, roomOptions = {}) {
       const creator = members[0] ?? MATRIX_BOT.id;
-      const room = createRoom(roomId, creator, name);
+      createRoom(roomId, creator, name);
+      if (roomOptions.encrypted) append(roomId, { type: "m.room.encryption", sender: creator, state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } });
       for (const m of members.slice(1)) {
         if (m === MATRIX_BOT.id) joinBot(roomId);
         else member(roomId, m, "join");
       }
-      if (creator === MATRIX_BOT.id) room.botJoinedAt = pos;
-      else joinBot(roomId);
+      if (creator !== MATRIX_BOT.id) joinBot(roomId);
+    },
+    addUser(userId, deviceId = `${userId.slice(1).split(":")[0]!.toUpperCase()}DEVICE`) {
+      const accessToken = `syt_user_${userId.slice(1).split(":")[0]}_${nextId++}`;
+      tokens.set(accessToken, { userId, deviceId, token: accessToken });
+      return { accessToken, deviceId };
     },
     invite(roomId, inviter, members = []) {
       createRoom(roomId, inviter);
@@ -511,7 +553,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     waitingSyncs: () => held.size,
     sessions: () => sessions,
     revokeToken() {
-      tokens.clear();
+      for (const [token, c] of tokens) if (c.userId === MATRIX_BOT.id) tokens.delete(token);
     },
     async close() {
       for (const h of held) h.cancel();

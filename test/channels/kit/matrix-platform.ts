@@ -4,6 +4,7 @@ import type { BusError } from "../../../src/bus/types.js";
 import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
 import { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { Logger } from "../../../src/core/logger.js";
 import { TYPING_REFRESH_MS } from "../../../src/channels/matrix/matrix-channel.js";
 import { MATRIX_BOT, MATRIX_GROUP_ROOM, MATRIX_TOKEN, startFakeMatrix } from "../helpers/fake-matrix.js";
 import type { FakeMatrix, FakeMatrixOptions, Json } from "../helpers/fake-matrix.js";
@@ -35,6 +36,8 @@ export interface StartMatrixOptions {
   noToken?: boolean;
   /** An existing home (the kept session lives there). */
   home?: string;
+  /** Where the channel's log lines go (silent when unset). */
+  logger?: Logger;
 }
 
 export async function startMatrix(config: Record<string, unknown> = {}, options: StartMatrixOptions = {}): Promise<MatrixSession> {
@@ -59,6 +62,7 @@ export async function startMatrix(config: Record<string, unknown> = {}, options:
     pairing: store,
     sleep,
     clock,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   const [result] = await manager.startAll();
   if (!result?.ok) {
