@@ -154,6 +154,17 @@ describe("matrix end-to-end encryption: what the bot cannot decrypt", () => {
     expect(s.bus.inboundSize()).toBe(0);
   });
 
+  it("answers a message once its room key arrives late, after the notice", async () => {
+    const { s, alice, logs } = await startEncrypted();
+    s.fake.keys.holdToDevice(MATRIX_BOT.id);
+    await alice.send(SECRET_ROOM, { msgtype: "m.text", body: "slow key" });
+    await alice.waitShown("the notice", (m) => m.sender === MATRIX_BOT.id && m.content.msgtype === "m.notice");
+    expect(logs).toContainEqual(expect.objectContaining({ msg: "matrix message could not be decrypted" }));
+    expect(s.bus.inboundSize()).toBe(0);
+    s.fake.keys.releaseToDevice();
+    expect((await nextInbound(s.bus, "the late-decrypted message", 15_000)).content).toBe("slow key");
+  });
+
   it("with e2eeEnabled false, loads no crypto and says encrypted rooms cannot be read", async () => {
     const logs: LogLine[] = [];
     session = await startMatrix(

@@ -46,6 +46,9 @@ export interface FakeKeyServer {
   syncPart(caller: Caller, since: number | undefined, shares: (userId: string) => boolean): { part: KeysSyncPart; news: boolean };
   /** Every to-device message sent, with its type and sender (contents are Olm ciphertext). */
   toDeviceLog: Array<{ type: string; sender: string; to: string }>;
+  /** Holds back to-device messages for `userId` (a slow federation link) until `releaseToDevice`. */
+  holdToDevice(userId: string): void;
+  releaseToDevice(): void;
   /** Forgets a device (its keys and its queue), as `/logout` does. */
   removeDevice(userId: string, deviceId: string): void;
   /** The devices of `userId` that have uploaded keys. */
@@ -62,6 +65,8 @@ export function createKeyServer(tick: () => number, wake: () => void): FakeKeySe
   const inbox: ToDevice[] = [];
   const txns = new Set<string>();
   const toDeviceLog: FakeKeyServer["toDeviceLog"] = [];
+  const holding = new Set<string>();
+  const parked: Array<Omit<ToDevice, "pos">> = [];
 
   const device = (userId: string, deviceId: string): Device => {
     let byUser = devices.get(userId);
@@ -151,7 +156,9 @@ export function createKeyServer(tick: () => number, wake: () => void): FakeKeySe
       for (const [target, content] of Object.entries(byDevice)) {
         const targets = target === "*" ? [...(devices.get(userId)?.keys() ?? [])] : [target];
         for (const deviceId of targets) {
-          inbox.push({ pos: tick(), userId, deviceId, event: { type, sender: caller.userId, content } });
+          const message = { userId, deviceId, event: { type, sender: caller.userId, content } };
+          if (holding.has(userId)) parked.push(message);
+          else inbox.push({ pos: tick(), ...message });
           toDeviceLog.push({ type, sender: caller.userId, to: `${userId}/${deviceId}` });
         }
       }
@@ -190,6 +197,14 @@ export function createKeyServer(tick: () => number, wake: () => void): FakeKeySe
         device_unused_fallback_key_types: d.fallback.size > 0 && !d.fallbackUsed ? [...new Set([...d.fallback.keys()].map((id) => id.split(":")[0]!))] : [],
       };
       return { part, news: since !== undefined && (events.length > 0 || changed.length > 0) };
+    },
+    holdToDevice(userId) {
+      holding.add(userId);
+    },
+    releaseToDevice() {
+      holding.clear();
+      for (const message of parked.splice(0)) inbox.push({ pos: tick(), ...message });
+      wake();
     },
     removeDevice(userId, deviceId) {
       devices.get(userId)?.delete(deviceId);

@@ -95,6 +95,8 @@ export interface FakeMatrix {
   keys: FakeKeyServer;
   /** Every event of a room, as the homeserver stores it (encrypted events stay ciphertext). */
   roomEvents(roomId: string): MatrixEventJson[];
+  /** Where `eventId` stands in the homeserver's stream (orders events across rooms). */
+  eventPosition(eventId: string): number | undefined;
   /** Devices removed by `/logout`. */
   loggedOut: string[];
   /** A room `inviter` made with `members`, to which the bot is invited. */
@@ -107,7 +109,7 @@ export interface FakeMatrix {
   failNext(route: string, status: number, count?: number, body?: Json): void;
   /** The next `count` /sync requests fail with HTTP 502. */
   failSyncs(count: number): void;
-  /** Cuts every /sync long poll waiting for events, as a network drop would. */
+  /** Cuts the bot's /sync long polls waiting for events, as a network drop would. */
   dropSyncs(): number;
   /** /sync long polls currently held open. */
   waitingSyncs(): number;
@@ -341,7 +343,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     }
     requests.push({ method, path, query: Object.fromEntries(url.searchParams), body, ...(token ? { token } : {}) });
 
-    const failure = failures.findIndex((f) => f.pattern.test(`${method} ${path}`));
+    // Injected failures hit the bot only: other users' clients are the test's instruments.
+    const fromUser = token !== undefined && tokens.has(token) && tokens.get(token)!.userId !== MATRIX_BOT.id;
+    const failure = fromUser ? -1 : failures.findIndex((f) => f.pattern.test(`${method} ${path}`));
     if (failure >= 0) {
       const [f] = failures.splice(failure, 1);
       return json(res, f!.status, f!.body);
@@ -541,7 +545,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       syncFailures += count;
     },
     dropSyncs() {
-      const cut = [...held];
+      const cut = [...held].filter((h) => h.caller.userId === MATRIX_BOT.id);
       for (const h of cut) {
         held.delete(h);
         h.cancel();
@@ -550,7 +554,8 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       }
       return cut.length;
     },
-    waitingSyncs: () => held.size,
+    waitingSyncs: () => [...held].filter((h) => h.caller.userId === MATRIX_BOT.id).length,
+    eventPosition: (eventId) => log.find((e) => e.event.event_id === eventId)?.pos,
     sessions: () => sessions,
     revokeToken() {
       for (const [token, c] of tokens) if (c.userId === MATRIX_BOT.id) tokens.delete(token);

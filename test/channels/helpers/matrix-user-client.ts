@@ -6,6 +6,7 @@
  */
 import * as sdk from "matrix-js-sdk";
 import type { MatrixClient, MatrixEvent } from "matrix-js-sdk";
+import { decryptAttachment, isEncryptedFile } from "../../../src/channels/matrix/attachment-crypto.js";
 import { sdkLogger } from "../../../src/channels/matrix/media.js";
 import { silentLogger } from "../../../src/core/logger.js";
 import type { FakeMatrix } from "./fake-matrix.js";
@@ -18,6 +19,8 @@ export interface ShownMessage {
   wireType: string;
   /** The decrypted (clear) content. */
   content: Record<string, unknown>;
+  /** For an encrypted attachment: the file, downloaded and decrypted. */
+  file?: { name: string; content: string };
 }
 
 export interface MatrixUserClient {
@@ -27,6 +30,10 @@ export interface MatrixUserClient {
   shown: ShownMessage[];
   /** Ids of events that failed to decrypt (at least once). */
   undecryptable: string[];
+  /** Ids of the encrypted room messages from others handled so far (shown or undecryptable). */
+  seen: Set<string>;
+  /** Ids of events redacted since the client started. */
+  redacted: Set<string>;
   /** Sends `content` as `m.room.message` through the SDK; the event id. */
   send(roomId: string, content: Record<string, unknown>): Promise<string>;
   /** Waits for a message from `sender` matching `match`. */
@@ -47,17 +54,36 @@ export async function startUserClient(fake: FakeMatrix, userId: string): Promise
   client.getCrypto()!.globalBlacklistUnverifiedDevices = false;
   const shown: ShownMessage[] = [];
   const undecryptable: string[] = [];
-  const show = (event: MatrixEvent): void => {
+  const seen = new Set<string>();
+  const redacted = new Set<string>();
+  const download = async (mxc: string): Promise<Uint8Array> => {
+    const url = client.mxcUrlToHttp(mxc, undefined, undefined, undefined, false, true, true)!;
+    const response = await fetch(url, { headers: { Authorization: `Bearer ${accessToken}` } });
+    if (!response.ok) throw new Error(`download ${mxc}: HTTP ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  };
+  const show = async (event: MatrixEvent): Promise<void> => {
     if (event.getSender() === userId || event.getType() !== "m.room.message" || shown.some((m) => m.eventId === event.getId())) return;
-    shown.push({ eventId: event.getId()!, sender: event.getSender()!, wireType: event.getWireType(), content: event.getContent() });
+    const message: ShownMessage = { eventId: event.getId()!, sender: event.getSender()!, wireType: event.getWireType(), content: event.getContent() };
+    const file = message.content.file;
+    if (isEncryptedFile(file)) {
+      const name = String(message.content.filename ?? message.content.body ?? "file");
+      message.file = { name, content: decryptAttachment(await download(file.url), file).toString("utf8") };
+    }
+    shown.push(message);
   };
   client.on(sdk.RoomEvent.Timeline, (event: MatrixEvent) => {
-    if (!event.isEncrypted()) show(event);
+    if (event.getType() === "m.room.redaction" && event.event.redacts) redacted.add(event.event.redacts);
+    if (!event.isEncrypted()) void show(event);
   });
   // Encrypted events are shown once decrypted, which may be after a room key arrives late.
   client.on(sdk.MatrixEventEvent.Decrypted, (event: MatrixEvent) => {
-    if (event.isDecryptionFailure()) undecryptable.push(event.getId()!);
-    else show(event);
+    if (event.isDecryptionFailure()) {
+      undecryptable.push(event.getId()!);
+      seen.add(event.getId()!);
+      return;
+    }
+    void show(event).finally(() => seen.add(event.getId()!));
   });
   const prepared = new Promise<void>((resolve) => {
     const onSync = (state: string): void => {
@@ -75,17 +101,14 @@ export async function startUserClient(fake: FakeMatrix, userId: string): Promise
     deviceId,
     shown,
     undecryptable,
+    seen,
+    redacted,
     async send(roomId, content) {
       const sent = await client.sendEvent(roomId, "m.room.message" as Parameters<MatrixClient["sendEvent"]>[1], content as never);
       return sent.event_id;
     },
     waitShown: (what, match) => waitFor(() => shown.find(match), what, 10_000),
-    async download(mxc) {
-      const url = client.mxcUrlToHttp(mxc, undefined, undefined, undefined, false, true, true)!;
-      const response = await fetch(url, { headers: { Authorization: `Bearer ${accessToken}` } });
-      if (!response.ok) throw new Error(`download ${mxc}: HTTP ${response.status}`);
-      return new Uint8Array(await response.arrayBuffer());
-    },
+    download,
     stop() {
       client.stopClient();
       client.removeAllListeners();

@@ -38,11 +38,13 @@ export interface StartMatrixOptions {
   home?: string;
   /** Where the channel's log lines go (silent when unset). */
   logger?: Logger;
+  /** Make the users' direct chats with the bot encrypted rooms. */
+  encryptedDms?: boolean;
 }
 
 export async function startMatrix(config: Record<string, unknown> = {}, options: StartMatrixOptions = {}): Promise<MatrixSession> {
   const fake = await startFakeMatrix(options.fake);
-  for (const user of [MATRIX_ALICE, MATRIX_MALLORY]) fake.addRoom(matrixDmRoom(user), [user.id, MATRIX_BOT.id]);
+  for (const user of [MATRIX_ALICE, MATRIX_MALLORY]) fake.addRoom(matrixDmRoom(user), [user.id, MATRIX_BOT.id], undefined, { encrypted: options.encryptedDms === true });
   fake.addRoom(MATRIX_GROUP_ROOM, [MATRIX_ALICE.id, MATRIX_BOT.id, MATRIX_MALLORY.id, MATRIX_BOB], "Team room");
   options.before?.(fake);
   const temp = options.home ? undefined : await tempHome();
