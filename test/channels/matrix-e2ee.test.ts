@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { encryptAttachment } from "../../src/channels/matrix/attachment-crypto.js";
 import type { Logger } from "../../src/core/logger.js";
 import { MATRIX_BOT, MATRIX_PASSWORD } from "./helpers/fake-matrix.js";
-import type { Json } from "./helpers/fake-matrix.js";
+import type { Json, MatrixEventJson } from "./helpers/fake-matrix.js";
 import { nextInbound, tempHome, waitFor } from "./helpers/harness.js";
 import { startUserClient } from "./helpers/matrix-user-client.js";
 import type { MatrixUserClient } from "./helpers/matrix-user-client.js";
@@ -62,7 +62,7 @@ function stored(s: MatrixSession): string {
   return JSON.stringify(s.fake.roomEvents(SECRET_ROOM));
 }
 
-function botEvents(s: MatrixSession): Json[] {
+function botEvents(s: MatrixSession): MatrixEventJson[] {
   return s.fake.roomEvents(SECRET_ROOM).filter((e) => e.sender === MATRIX_BOT.id && e.state_key === undefined);
 }
 

@@ -77,7 +77,9 @@ export async function startUserClient(fake: FakeMatrix, userId: string): Promise
     if (!event.isEncrypted()) void show(event);
   });
   // Encrypted events are shown once decrypted, which may be after a room key arrives late.
-  client.on(sdk.MatrixEventEvent.Decrypted, (event: MatrixEvent) => {
+  // The client re-emits every event's "decrypted"; its typings list only its own events.
+  const onDecrypted = client.on.bind(client) as unknown as (name: string, listener: (event: MatrixEvent) => void) => void;
+  onDecrypted(sdk.MatrixEventEvent.Decrypted, (event: MatrixEvent) => {
     if (event.isDecryptionFailure()) {
       undecryptable.push(event.getId()!);
       seen.add(event.getId()!);
@@ -104,7 +106,7 @@ export async function startUserClient(fake: FakeMatrix, userId: string): Promise
     seen,
     redacted,
     async send(roomId, content) {
-      const sent = await client.sendEvent(roomId, "m.room.message" as Parameters<MatrixClient["sendEvent"]>[1], content as never);
+      const sent = await client.sendMessage(roomId, content as never);
       return sent.event_id;
     },
     waitShown: (what, match) => waitFor(() => shown.find(match), what, 10_000),
