@@ -15,7 +15,7 @@ import type { Json, MatrixEventJson } from "./helpers/fake-matrix.js";
 import { nextInbound, tempHome, waitFor } from "./helpers/harness.js";
 import { startUserClient } from "./helpers/matrix-user-client.js";
 import type { MatrixUserClient } from "./helpers/matrix-user-client.js";
-import { MATRIX_ALICE, startMatrix } from "./kit/matrix-platform.js";
+import { MATRIX_ALICE, matrixDmRoom, startMatrix } from "./kit/matrix-platform.js";
 import type { MatrixSession, StartMatrixOptions } from "./kit/matrix-platform.js";
 
 const SECRET_ROOM = "!secret:fake.test";
@@ -195,15 +195,23 @@ describe("matrix end-to-end encryption: the device", () => {
     expect(first.fake.logins).toBe(2);
   });
 
-  it("with an access token whose device already published keys, warns that they cannot be reused", async () => {
+  it("with an access token whose device already published keys, leaves them alone and says why encryption is off", async () => {
     const logs: LogLine[] = [];
-    session = await startMatrix({}, {
+    session = await startMatrix({ allowFrom: [MATRIX_ALICE.id] }, {
       logger: captureLogger(logs),
       before: (fake) => {
         const keys = { user_id: MATRIX_BOT.id, device_id: "NANOBOTDEVICE", algorithms: [], keys: { "ed25519:NANOBOTDEVICE": "old" }, signatures: {} };
         fake.keys.handle("POST", "/keys/upload", { device_keys: keys }, { userId: MATRIX_BOT.id, deviceId: "NANOBOTDEVICE", token: "earlier" });
       },
     });
-    expect(logs).toContainEqual(expect.objectContaining({ level: "warn", msg: expect.stringMatching(/already has published keys from an earlier run/) }));
+    expect(logs).toContainEqual({
+      level: "warn",
+      msg: "matrix end-to-end encryption could not start; encrypted rooms cannot be read",
+      data: { error: expect.stringMatching(/^device NANOBOTDEVICE already has published keys .* use `password` login/) },
+    });
+    expect(session.fake.requests.filter((r) => r.path.endsWith("/keys/upload"))).toEqual([]);
+    // Unencrypted rooms still work.
+    session.fake.userSends(matrixDmRoom(MATRIX_ALICE), MATRIX_ALICE.id, { msgtype: "m.text", body: "plain hello" });
+    expect((await nextInbound(session.bus)).content).toBe("plain hello");
   });
 });

@@ -7,8 +7,9 @@
  *
  * The Rust store is IndexedDB, which Node does not have: the keys live in memory and are made
  * anew on every start. A password login therefore gets a new device each start (see the
- * channel's login); an access token's device keeps its id, and keys it published on an earlier
- * run are reported, because the homeserver and other clients still hold them.
+ * channel's login). An access token's device keeps its id: when it already published keys (an
+ * earlier run, or the Element session the token was copied from), crypto is not started —
+ * new keys would be refused by the homeserver or break that other session's encryption.
  */
 import type * as MatrixSdk from "matrix-js-sdk";
 import type { MatrixClient, MatrixEvent, Method, Room } from "matrix-js-sdk";
@@ -25,6 +26,8 @@ export interface MatrixE2ee {
   decrypt(event: MatrixEvent): Promise<{ ok: true } | { ok: false; reason: string }>;
   /** The device's public identity keys (what a user compares when verifying by hand). */
   identity(): Promise<{ deviceId: string; ed25519: string; curve25519: string }>;
+  /** Calls `listener` when `event` is decrypted later (its room key arrived after it). */
+  onLateDecryption(event: MatrixEvent, listener: () => void): void;
 }
 
 /** The part of the SDK's (internal) crypto backend that encrypts one event, as `sendEvent` uses it. */
@@ -46,11 +49,9 @@ export async function startE2ee(sdk: Sdk, client: MatrixClient, log: Logger): Pr
   const userId = client.getSafeUserId();
   const deviceId = client.getDeviceId();
   if (!deviceId) throw new Error("end-to-end encryption needs the session's device id, and the homeserver did not tell it");
-  const stale = await publishedKeys(client, userId, deviceId).catch(() => false);
-  if (stale) {
-    log.warn(
-      "matrix device already has published keys from an earlier run; nanobot keeps its crypto keys in memory only and cannot reuse them, so the homeserver may refuse the new keys and others' clients will distrust this device — log in with a password (a fresh device each start) or use a new access token/device",
-      { device: deviceId },
+  if (await publishedKeys(client, userId, deviceId)) {
+    throw new Error(
+      `device ${deviceId} already has published keys (from an earlier run, or from the client the access token was copied from); nanobot keeps its crypto keys in memory only and cannot take them over — use `password` login (a fresh device each start) or an access token of a new device`,
     );
   }
   await client.initRustCrypto({ useIndexedDB: false });
@@ -81,6 +82,11 @@ export async function startE2ee(sdk: Sdk, client: MatrixClient, log: Logger): Pr
       }
       if (!event.isDecryptionFailure()) return { ok: true };
       return { ok: false, reason: event.decryptionFailureReason ?? "unknown reason" };
+    },
+    onLateDecryption(event, listener) {
+      event.once(sdk.MatrixEventEvent.Decrypted, () => {
+        if (!event.isDecryptionFailure()) listener();
+      });
     },
     async identity() {
       const keys = await crypto.getOwnDeviceKeys();

@@ -333,8 +333,8 @@ export class MatrixChannel implements Channel {
     const sessionId = String(event.getWireContent().session_id ?? event.getId());
     this.log.warn("matrix message could not be decrypted", { room: room.roomId, sender: event.getSender(), event: event.getId(), reason: result.reason });
     // The room key may still arrive (a late to-device message): the SDK retries and the message is answered then.
-    event.once("Event.decrypted" as Parameters<MatrixEvent["once"]>[0], () => {
-      if (!event.isDecryptionFailure()) this.onEvent(event, room).catch((error: unknown) => this.log.error("matrix event failed", { error: errorMessage(error) }));
+    this.e2ee.onLateDecryption(event, () => {
+      this.onEvent(event, room).catch((error: unknown) => this.log.error("matrix event failed", { error: errorMessage(error) }));
     });
     if (this.undecryptable.has(`${room.roomId}|${sessionId}`)) return false;
     this.undecryptable.add(`${room.roomId}|${sessionId}`);
