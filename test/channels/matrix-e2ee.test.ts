@@ -207,7 +207,7 @@ describe("matrix end-to-end encryption: the device", () => {
     expect(logs).toContainEqual({
       level: "warn",
       msg: "matrix end-to-end encryption could not start; encrypted rooms cannot be read",
-      data: { error: expect.stringMatching(/^device NANOBOTDEVICE already has published keys .* use `password` login/) },
+      data: { error: expect.stringMatching(/^device NANOBOTDEVICE already has published keys .* use "password" login/) },
     });
     expect(session.fake.requests.filter((r) => r.path.endsWith("/keys/upload"))).toEqual([]);
     // Unencrypted rooms still work.

@@ -51,7 +51,7 @@ export async function startE2ee(sdk: Sdk, client: MatrixClient, log: Logger): Pr
   if (!deviceId) throw new Error("end-to-end encryption needs the session's device id, and the homeserver did not tell it");
   if (await publishedKeys(client, userId, deviceId)) {
     throw new Error(
-      `device ${deviceId} already has published keys (from an earlier run, or from the client the access token was copied from); nanobot keeps its crypto keys in memory only and cannot take them over — use `password` login (a fresh device each start) or an access token of a new device`,
+      `device ${deviceId} already has published keys (from an earlier run, or from the client the access token was copied from); nanobot keeps its crypto keys in memory only and cannot take them over — use "password" login (a fresh device each start) or an access token of a new device`,
     );
   }
   await client.initRustCrypto({ useIndexedDB: false });
