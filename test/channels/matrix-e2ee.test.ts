@@ -7,7 +7,7 @@
 import { webcrypto } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { encryptAttachment } from "../../src/channels/matrix/attachment-crypto.js";
 import type { Logger } from "../../src/core/logger.js";
 import { MATRIX_BOT, MATRIX_PASSWORD } from "./helpers/fake-matrix.js";
@@ -19,6 +19,9 @@ import { MATRIX_ALICE, matrixDmRoom, startMatrix } from "./kit/matrix-platform.j
 import type { MatrixSession, StartMatrixOptions } from "./kit/matrix-platform.js";
 
 const SECRET_ROOM = "!secret:fake.test";
+
+// Two Rust crypto machines (WASM) per test: the first start in a worker is slow on a busy machine.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 interface LogLine {
   level: string;

@@ -84,7 +84,8 @@ describe("matrix through the gateway", () => {
     gateway = startNanobot(["gateway"], { cwd: root, env });
     await gateway.waitFor(/listening on http:\/\/\S+/, 60_000);
     await gateway.waitFor(/channels\.matrix\.sasVerification is ignored/, 10_000);
-    await gateway.waitFor(/matrix end-to-end encryption ready/, 30_000);
+    // End-to-end encryption started: the bot's device published its keys.
+    await waitFor(() => matrix!.keys.devices(MATRIX_BOT.id).includes("NANOBOTDEVICE"), "the bot's device keys", 30_000);
 
     llm.enqueue({ text: "Hello **Alice**, from the model." });
     matrix.userSends(dm, alice, { msgtype: "m.text", body: "hi bot" });

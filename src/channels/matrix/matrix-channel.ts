@@ -24,7 +24,7 @@ import { encryptAttachment } from "./attachment-crypto.js";
 import type { MatrixConfig } from "./config.js";
 import type { MatrixE2ee } from "./e2ee.js";
 import { startE2ee } from "./e2ee.js";
-import { toGateInput } from "./inbound.js";
+import { isDirectRoom, toGateInput } from "./inbound.js";
 import { downloadMedia, Limiter, sdkLogger } from "./media.js";
 import { useReleasableTimeouts } from "./request-timeouts.js";
 import type { Placement, RoomContent } from "./send.js";
@@ -319,7 +319,7 @@ export class MatrixChannel implements Channel {
     void this.typing.start(input.chatId);
   }
 
-  /** Whether `event` can be read; an undecryptable one is logged and answered with a notice. */
+  /** Whether `event` can be read; an undecryptable one is logged, and answered with a notice in a direct chat. */
   private async decrypted(event: MatrixEvent, room: Room): Promise<boolean> {
     if (!this.e2ee) {
       if (!this.warnedEncrypted.has(room.roomId)) {
@@ -336,7 +336,8 @@ export class MatrixChannel implements Channel {
     this.e2ee.onLateDecryption(event, () => {
       this.onEvent(event, room).catch((error: unknown) => this.log.error("matrix event failed", { error: errorMessage(error) }));
     });
-    if (this.undecryptable.has(`${room.roomId}|${sessionId}`)) return false;
+    // Told in direct chats only: in a group the notice would answer people who did not address the bot.
+    if (!isDirectRoom(room) || this.undecryptable.has(`${room.roomId}|${sessionId}`)) return false;
     this.undecryptable.add(`${room.roomId}|${sessionId}`);
     const note = "I could not decrypt your message: my device did not receive its room key. If this keeps happening, check that your client shares keys with unverified devices, or resend it.";
     const client = this.requireClient();
