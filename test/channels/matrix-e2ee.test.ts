@@ -15,7 +15,7 @@ import type { Json, MatrixEventJson } from "./helpers/fake-matrix.js";
 import { nextInbound, tempHome, waitFor } from "./helpers/harness.js";
 import { startUserClient } from "./helpers/matrix-user-client.js";
 import type { MatrixUserClient } from "./helpers/matrix-user-client.js";
-import { MATRIX_ALICE, matrixDmRoom, startMatrix } from "./kit/matrix-platform.js";
+import { MATRIX_ALICE, MATRIX_BOB, matrixDmRoom, startMatrix } from "./kit/matrix-platform.js";
 import type { MatrixSession, StartMatrixOptions } from "./kit/matrix-platform.js";
 
 const SECRET_ROOM = "!secret:fake.test";
@@ -52,7 +52,14 @@ async function startEncrypted(config: Record<string, unknown> = {}, options: Sta
   const logs: LogLine[] = [];
   session = await startMatrix(
     { allowFrom: [MATRIX_ALICE.id], ...config },
-    { logger: captureLogger(logs), ...options, before: (fake) => fake.addRoom(SECRET_ROOM, [MATRIX_ALICE.id, MATRIX_BOT.id], undefined, { encrypted: true }) },
+    {
+      logger: captureLogger(logs),
+      ...options,
+      before: (fake) => {
+        fake.addRoom(SECRET_ROOM, [MATRIX_ALICE.id, MATRIX_BOT.id], undefined, { encrypted: true });
+        options.before?.(fake);
+      },
+    },
   );
   const s = session;
   await waitFor(() => s.fake.keys.devices(MATRIX_BOT.id).length > 0, "the bot's device keys uploaded");
@@ -155,6 +162,16 @@ describe("matrix end-to-end encryption: what the bot cannot decrypt", () => {
     expect((await nextInbound(s.bus, "the readable message", 15_000)).content).toBe("and this one?");
     expect(alice.shown.filter((m) => m.sender === MATRIX_BOT.id)).toHaveLength(1);
     expect(s.bus.inboundSize()).toBe(0);
+  });
+
+  it("in an encrypted group room, only logs it (no notice to people who did not address the bot)", async () => {
+    const group = "!secretgroup:fake.test";
+    const { s, alice, logs } = await startEncrypted({}, { before: (fake) => fake.addRoom(group, [MATRIX_ALICE.id, MATRIX_BOT.id, MATRIX_BOB], "Secret team", { encrypted: true }) });
+    s.fake.userSends(group, MATRIX_ALICE.id, { algorithm: "m.megolm.v1.aes-sha2", sender_key: "x", ciphertext: "AwgAEnAw", session_id: "nope", device_id: alice.deviceId }, "m.room.encrypted");
+    await waitFor(() => logs.some((l) => l.msg === "matrix message could not be decrypted" && l.data?.room === group), "the log line");
+    await alice.send(group, { msgtype: "m.text", body: "readable group message" });
+    expect((await nextInbound(s.bus, "the readable group message", 15_000)).content).toBe("readable group message");
+    expect(s.fake.roomEvents(group).filter((e) => e.sender === MATRIX_BOT.id && e.state_key === undefined)).toEqual([]);
   });
 
   it("answers a message once its room key arrives late, after the notice", async () => {
