@@ -14,7 +14,6 @@
 import type * as MatrixSdk from "matrix-js-sdk";
 import type { MatrixClient, MatrixEvent, Method, Room } from "matrix-js-sdk";
 import { errorMessage } from "../../core/errors.js";
-import type { Logger } from "../../core/logger.js";
 import type { RoomContent } from "./send.js";
 
 export interface MatrixE2ee {
@@ -45,7 +44,7 @@ async function publishedKeys(client: MatrixClient, userId: string, deviceId: str
   return reply.device_keys?.[userId]?.[deviceId] !== undefined;
 }
 
-export async function startE2ee(sdk: Sdk, client: MatrixClient, log: Logger): Promise<MatrixE2ee> {
+export async function startE2ee(sdk: Sdk, client: MatrixClient): Promise<MatrixE2ee> {
   const userId = client.getSafeUserId();
   const deviceId = client.getDeviceId();
   if (!deviceId) throw new Error("end-to-end encryption needs the session's device id, and the homeserver did not tell it");

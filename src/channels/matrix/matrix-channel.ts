@@ -281,7 +281,7 @@ export class MatrixChannel implements Channel {
   /** Rust crypto for `e2eeEnabled`; when it cannot start, the channel runs on and says what is lost. */
   private async startEncryption(sdk: Sdk, client: MatrixClient): Promise<void> {
     try {
-      this.e2ee = await startE2ee(sdk, client, this.log);
+      this.e2ee = await startE2ee(sdk, client);
       const id = await this.e2ee.identity();
       this.log.info("matrix end-to-end encryption ready (keys in memory; no cross-signing, verification or key backup)", { device: id.deviceId, ed25519: id.ed25519 });
     } catch (error) {
