@@ -35,6 +35,17 @@ export interface ThreadInfo {
   messageCount: number;
 }
 
+/**
+ * A worker's hold on one session across a cluster of workers sharing a store (PostgreSQL): while
+ * held, no other worker runs a turn of that session. Release it when the turn is closed.
+ */
+export interface SessionLease {
+  readonly sessionKey: string;
+  /** Aborted when the lease was lost (the worker's lock connection broke): stop the turn. */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
 /** What `beginTurn` returns; pass `turnId` to the other turn methods. */
 export interface TurnHandle {
   turnId: string;
@@ -128,6 +139,11 @@ export interface SessionStore {
   /** Closes turns of the session left `pending` by a crashed process; returns how many. */
   recoverDanglingTurns(sessionKey: string): Promise<number>;
   getTurn(turnId: string): Promise<TurnInfo | null>;
+  /**
+   * Waits for the session's cluster-wide lease (stores several processes share; a single-process
+   * store leaves this out). Take it before reading the history of a turn, hold it to the turn's close.
+   */
+  leaseSession?(sessionKey: string, signal?: AbortSignal): Promise<SessionLease>;
 
   // threads
   listThreads(sessionKey: string): Promise<ThreadInfo[]>;
