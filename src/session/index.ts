@@ -1,9 +1,12 @@
 /** Sessions and threads: the `SessionStore` seam, its SQLite implementation, keys, JSONL import/export. */
 export type {
   ConsolidationPoint,
+  Leadership,
   LoadHistoryOptions,
   SessionInfo,
+  SessionLease,
   SessionStore,
+  Singletons,
   ThreadInfo,
   ThreadStatus,
   TurnHandle,

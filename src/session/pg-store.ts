@@ -11,6 +11,7 @@ import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
+import { PgLeadership } from "./pg-leader.js";
 import { PgSessionLeases } from "./pg-leases.js";
 import { LOCK_KEY_SQL } from "./pg-lock-connection.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
@@ -28,7 +29,7 @@ import { DEFAULT_RETRY } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
-import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
+import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
 
 /** Rows read per round trip when a budgeted history load walks back from the newest message. */
 const HISTORY_PAGE = 64;
@@ -45,6 +46,8 @@ export interface PgSessionStoreOptions {
   logger?: Logger;
   /** Heartbeat of the connections holding session leases (default 5 s). */
   leaseHeartbeatMs?: number;
+  /** Time between a follower's tries for leadership (default 2 s). */
+  leaderRetryMs?: number;
 }
 
 export class PgSessionStore implements PortableSessionStore {
@@ -57,6 +60,9 @@ export class PgSessionStore implements PortableSessionStore {
   private migrated: Promise<PgMigrationResult> | undefined;
   private readonly leases: PgSessionLeases;
   private closed: Promise<void> | undefined;
+  /** The server URL without nanobot's `schema` parameter (lock connections need no search path). */
+  private readonly lockUrl: string;
+  private readonly leaderRetryMs: number | undefined;
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
 
@@ -71,6 +77,8 @@ export class PgSessionStore implements PortableSessionStore {
     this.pool = createPool({ url, schema: this.schema, max: options.maxConnections });
     // Nothing is lost by leaving a failed load unobserved here: every use awaits this promise.
     void this.pool.catch(() => undefined);
+    this.lockUrl = url;
+    this.leaderRetryMs = options.leaderRetryMs;
     this.leases = new PgSessionLeases({
       url,
       namespace: this.schema ?? "public",
@@ -200,6 +208,15 @@ export class PgSessionStore implements PortableSessionStore {
 
   leaseSession(sessionKey: string, signal?: AbortSignal): Promise<SessionLease> {
     return this.leases.acquire(sessionKey, signal);
+  }
+
+  leadership(group: string): Leadership {
+    return new PgLeadership({
+      url: this.lockUrl,
+      lockName: `nanobot:leader:${this.schema ?? "public"}:${group}`,
+      logger: this.log,
+      ...(this.leaderRetryMs !== undefined ? { retryMs: this.leaderRetryMs } : {}),
+    });
   }
 
   /**

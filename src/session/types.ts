@@ -46,6 +46,22 @@ export interface SessionLease {
   release(): Promise<void>;
 }
 
+/** What only one worker of a cluster runs at a time (cron with heartbeat and Dream, chat pollers). */
+export interface Singletons {
+  /** Starts them for a leadership term; `term` aborts when it ends. */
+  start(term: AbortSignal): Promise<void>;
+  /** Stops them (awaited before leadership passes on cleanly). */
+  stop(): Promise<void>;
+}
+
+/** One worker's part in electing the cluster's leader, which runs the singletons. */
+export interface Leadership {
+  readonly leading: boolean;
+  /** Campaigns until `stop()`; resolves after the first try (and the singletons' start when it won). */
+  start(singletons: Singletons): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /** What `beginTurn` returns; pass `turnId` to the other turn methods. */
 export interface TurnHandle {
   turnId: string;
@@ -144,6 +160,8 @@ export interface SessionStore {
    * store leaves this out). Take it before reading the history of a turn, hold it to the turn's close.
    */
   leaseSession?(sessionKey: string, signal?: AbortSignal): Promise<SessionLease>;
+  /** Leader election for the singletons of `group` among the workers sharing this store (shared stores only). */
+  leadership?(group: string): Leadership;
 
   // threads
   listThreads(sessionKey: string): Promise<ThreadInfo[]>;
