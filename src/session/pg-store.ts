@@ -5,6 +5,7 @@
  * one-at-a-time behaviour SQLite's single writer gives, and sessions do not wait for each other.
  * The schema is migrated on first use (or ahead of time with `nanobot store migrate`).
  */
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
@@ -13,7 +14,7 @@ import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from ".
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { PgLeadership } from "./pg-leader.js";
 import { PgSessionLeases } from "./pg-leases.js";
-import { LOCK_KEY_SQL } from "./pg-lock-connection.js";
+import { LOCK_KEY_SQL, LockConnection } from "./pg-lock-connection.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
@@ -63,6 +64,7 @@ export class PgSessionStore implements PortableSessionStore {
   /** The server URL without nanobot's `schema` parameter (lock connections need no search path). */
   private readonly lockUrl: string;
   private readonly leaderRetryMs: number | undefined;
+  private worker: Promise<{ id: string; connection: LockConnection }> | undefined;
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
 
@@ -210,6 +212,31 @@ export class PgSessionStore implements PortableSessionStore {
     return this.leases.acquire(sessionKey, signal);
   }
 
+  workerId(): Promise<string> {
+    this.worker ??= (async () => {
+      const id = randomUUID();
+      const connection = await LockConnection.open({ url: this.lockUrl });
+      await connection.lock(this.workerLock(id));
+      return { id, connection };
+    })();
+    return this.worker.then((w) => w.id);
+  }
+
+  /** A worker is alive while its lock connection holds its lock. */
+  async workerAlive(id: string): Promise<boolean> {
+    const own = await this.worker?.catch(() => undefined);
+    if (own?.id === id) return own.connection.healthy;
+    await this.migrate();
+    return pgWriteTransaction(await this.pool, async (client) => {
+      const { rows } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS free`, [this.workerLock(id)]);
+      return rows[0]?.free !== true;
+    });
+  }
+
+  private workerLock(id: string): string {
+    return `nanobot:worker:${this.schema ?? "public"}:${id}`;
+  }
+
   leadership(group: string): Leadership {
     return new PgLeadership({
       url: this.lockUrl,
@@ -251,6 +278,14 @@ export class PgSessionStore implements PortableSessionStore {
       await lease.release();
       throw error;
     }
+  }
+
+  async reopenInterruptedTurn(sessionKey: string, userMessageId: string): Promise<TurnHandle> {
+    const handle = await this.underLease(sessionKey, (turn) => turn.turnId, () =>
+      this.write({ session: sessionKey }, (q) => turns.reopenInterruptedTurn(this.ops(q), sessionKey, userMessageId)),
+    );
+    this.log.info("reopened an interrupted turn", { sessionKey, turnId: handle.turnId });
+    return handle;
   }
 
   /** Closes a turn, then lets go of the lease `beginTurn` took for it. */
@@ -356,6 +391,7 @@ export class PgSessionStore implements PortableSessionStore {
       this.turnLeases.clear();
       await Promise.all(leases.map((l) => l.release().catch(() => undefined)));
       await this.leases.close();
+      await (await this.worker?.catch(() => undefined))?.connection.end();
       // Waits for a migration still running, so no query is cut off by the pool ending.
       await this.migrated?.catch(() => undefined);
       await (await this.pool.catch(() => undefined))?.end();

@@ -160,6 +160,16 @@ export interface SessionStore {
    * store leaves this out). Take it before reading the history of a turn, hold it to the turn's close.
    */
   leaseSession?(sessionKey: string, signal?: AbortSignal): Promise<SessionLease>;
+  /**
+   * Reopens the turn of a stored user message that a dead worker left interrupted, keeping what
+   * it completed; the new pending turn answers that message (shared stores only). Throws
+   * `TurnNotResumableError` when the turn was not interrupted or the thread went on after it.
+   */
+  reopenInterruptedTurn?(sessionKey: string, userMessageId: string): Promise<TurnHandle>;
+  /** This process's id among the workers sharing the store (held alive until close). */
+  workerId?(): Promise<string>;
+  /** Whether the worker `id` is still running. */
+  workerAlive?(id: string): Promise<boolean>;
   /** Leader election for the singletons of `group` among the workers sharing this store (shared stores only). */
   leadership?(group: string): Leadership;
 
@@ -186,4 +196,9 @@ export class SessionStoreError extends NanobotError {
 /** A caller's tool result answers no call open in the session (a resumed external-tool turn). */
 export class UnmatchedToolResultError extends SessionStoreError {
   override readonly code = "unmatched_tool_result";
+}
+
+/** The turn a caller asked to resume cannot be (it was not interrupted, or the conversation went on). */
+export class TurnNotResumableError extends SessionStoreError {
+  override readonly code = "turn_not_resumable";
 }

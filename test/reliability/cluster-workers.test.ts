@@ -3,8 +3,8 @@
  * Each worker has its own scripted fake LLM, so every model request names the worker that made
  * it; they share the home (cron jobs, workspace) and the store (a throwaway schema).
  * A session's turns never overlap across workers and keep their order; a worker SIGKILLed
- * mid-turn leaves a turn another worker closes without losing the user's message; cron runs on
- * one worker only and moves to another when that one dies.
+ * mid-turn leaves a turn another worker closes and resumes for the retried Idempotency-Key,
+ * answering the kept message once; cron runs on one worker only and moves on when it dies.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { textOf } from "../../src/core/message-helpers.js";
-import { PgSessionStore, TURN_INTERRUPTED, historyProblems } from "../../src/session/index.js";
+import { PgSessionStore, historyProblems } from "../../src/session/index.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM, RecordedRequest } from "../fakes/fake-llm-types.js";
 import { runNanobot, startNanobot } from "../support/nanobot-cli.js";
@@ -153,7 +153,7 @@ postgres.describe("gateway workers on one PostgreSQL", () => {
   });
 
   describe("a worker killed mid-turn", () => {
-    it("another worker closes the dangling turn; the user's message is kept and answered once", { timeout: 240_000 }, async () => {
+    it("another worker closes the dangling turn; the retried key resumes it: the message kept, answered once", { timeout: 240_000 }, async () => {
       const [a, b] = [await startWorker("a"), await startWorker("b")];
       a.fake.enqueue({ text: "never sent", delayMs: 120_000 });
       const lost = ask(a, "book the flight", "crash", "flight-1").catch((error: unknown) => error);
@@ -161,28 +161,35 @@ postgres.describe("gateway workers on one PostgreSQL", () => {
       a.proc.child.kill("SIGKILL");
       expect(await lost).toBeInstanceOf(Error);
 
-      // The retry reaches the other worker: the first attempt's message is in the session already.
-      b.fake.enqueue({ text: "Booked." });
+      // The retry reaches the other worker: it closes the dead turn and resumes it — the kept
+      // message is answered, not stored again.
+      b.fake.enqueue({ text: "Booked." }, { text: "Yes, booked." });
       const retried = await ask(b, "book the flight", "crash", "flight-1");
-      const retriedBody = (await retried.json()) as { choices?: Array<{ message: { content: string } }>; error?: { code?: string } };
-      const next = await answer(ask(b, "is it done?", "crash"));
+      expect(retried.status).toBe(200);
+      expect(((await retried.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("Booked.");
+      expect(conversation(b.fake.requests[0]!)).toEqual(["user:book the flight"]);
+      // Asked again, the key answers the same without another model call.
+      expect(await answer(ask(b, "book the flight", "crash", "flight-1"))).toBe("Booked.");
+      expect(await answer(ask(b, "is it done?", "crash"))).toBe("Yes, booked.");
+      expect(b.fake.requests).toHaveLength(2);
+
       const history = await testStore().loadMessages("api:crash");
-      const texts = history.map((m) => `${m.role}:${textOf(m.content)}`);
-      expect(texts.filter((t) => t === "user:book the flight")).toHaveLength(1);
+      expect(history.map((m) => `${m.role}:${textOf(m.content)}`)).toEqual(["user:book the flight", "assistant:Booked.", "user:is it done?", "assistant:Yes, booked."]);
       expect(historyProblems(history)).toEqual([]);
-      if (retried.ok) {
-        // Resumed: the kept message got its one answer.
-        expect(retriedBody.choices![0]!.message.content).toBe("Booked.");
-        expect(texts).toEqual(["user:book the flight", "assistant:Booked.", "user:is it done?", `assistant:${next}`]);
-      } else {
-        // Not resumed: the retry is told its first attempt was interrupted, and nothing runs twice.
-        expect(retried.status).toBe(409);
-        expect(retriedBody.error?.code).toBe("idempotency_key_interrupted");
-        expect(next).toBe("Booked.");
-        expect(texts).toEqual(["user:book the flight", `assistant:${TURN_INTERRUPTED}`, "user:is it done?", "assistant:Booked."]);
-      }
-      // b's model saw the closed turn, legal, before the new message.
-      expect(conversation(b.fake.requests[0]!).slice(0, 1)).toEqual(["user:book the flight"]);
+    });
+  });
+
+  describe("Idempotency-Key across workers", () => {
+    it("a repeat sent to another worker while the first runs waits for it and gets its answer", { timeout: 240_000 }, async () => {
+      const [a, b] = [await startWorker("a"), await startWorker("b")];
+      a.fake.enqueue({ text: "Paris.", delayMs: 3_000 });
+      const first = answer(ask(a, "capital of France?", "idem", "paris-1"));
+      await until(() => a.fake.requests.length === 1, "a's model call");
+      const repeat = answer(ask(b, "capital of France?", "idem", "paris-1"));
+      expect(await Promise.all([first, repeat])).toEqual(["Paris.", "Paris."]);
+      expect(b.fake.requests).toHaveLength(0);
+      const history = await testStore().loadMessages("api:idem");
+      expect(history.map((m) => `${m.role}:${textOf(m.content)}`)).toEqual(["user:capital of France?", "assistant:Paris."]);
     });
   });
 

@@ -6,9 +6,9 @@
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/index.js";
-import { PgSessionStore, TURN_INTERRUPTED } from "../../src/session/index.js";
+import { PgSessionStore, TURN_INTERRUPTED, historyProblems } from "../../src/session/index.js";
 import { TEST_PG_URL, dropSchemas, needsPostgres, uniqueSchema } from "../support/postgres.js";
-import { runResult, shape } from "./helpers/temp-store.js";
+import { call, callingAssistant, runResult, shape } from "./helpers/temp-store.js";
 
 const postgres = await needsPostgres();
 
@@ -124,6 +124,44 @@ postgres.describe("session leases", () => {
       expect(handle.recoveredTurns).toBe(1);
       expect(shape(await b.loadHistory("api:s1"))).toEqual(["user:first", `assistant:${TURN_INTERRUPTED}`, "user:second"]);
       await lease.release();
+    });
+  });
+
+  describe("resuming a dead worker's turn", () => {
+    /** Worker `a` began a turn that called a tool, then its lock connection died. */
+    async function deadTurn(a: PgSessionStore): Promise<string> {
+      const lease = await a.leaseSession("api:s1");
+      const user = userMessage("book the flight");
+      const turn = await a.beginTurn("api:s1", user);
+      const assistant = callingAssistant("Booking.", call("call_1", "book", {}));
+      await a.saveCheckpoint(turn.turnId, { phase: "awaiting_tools", iteration: 1, newMessages: [assistant], assistant, pendingToolCalls: [call("call_1", "book", {})] });
+      await sql(`SELECT pg_terminate_backend(pid) ${LEASE_LOCKS} AND granted`, [leaseName("api:s1")]);
+      await until(async () => lease.lost.aborted);
+      return user.id;
+    }
+
+    it("keeps the message and what the turn completed; the reopened turn answers it", async () => {
+      const [a, b] = [worker(), worker()];
+      const userId = await deadTurn(a);
+      const handle = await b.reopenInterruptedTurn("api:s1", userId);
+      expect(handle).toMatchObject({ userMessageId: userId, recoveredTurns: 1 });
+      expect(shape(await b.loadHistory("api:s1"))).toEqual(["user:book the flight", "assistant:Booking.[call_1]", `tool(call_1):${TURN_INTERRUPTED}`]);
+      await b.completeTurn(handle.turnId, runResult([assistantMessage("Booked.")]));
+      const history = await b.loadHistory("api:s1");
+      expect(shape(history)).toEqual(["user:book the flight", "assistant:Booking.[call_1]", `tool(call_1):${TURN_INTERRUPTED}`, "assistant:Booked."]);
+      expect(historyProblems(history)).toEqual([]);
+      expect((await b.getTurn(handle.turnId))?.status).toBe("completed");
+    });
+
+    it("refuses once the conversation went on after the interrupted turn", async () => {
+      const [a, b] = [worker(), worker()];
+      const userId = await deadTurn(a);
+      const next = await b.beginTurn("api:s1", userMessage("hello?"));
+      await b.completeTurn(next.turnId, runResult([assistantMessage("Hi.")]));
+      await expect(b.reopenInterruptedTurn("api:s1", userId)).rejects.toMatchObject({ code: "turn_not_resumable" });
+      // The refusal changed nothing and left no lease held.
+      expect(shape(await b.loadHistory("api:s1")).at(-1)).toBe("assistant:Hi.");
+      await (await worker().leaseSession("api:s1")).release();
     });
   });
 });
