@@ -14,6 +14,7 @@ import type { CronService } from "../cron/cron-service.js";
 import type { DreamResult } from "../memory/dream.js";
 import { ensureWorkspace } from "../memory/workspace.js";
 import { sessionKeyFor } from "../session/keys.js";
+import type { SessionLease } from "../session/types.js";
 import { agentThread } from "./agent-thread.js";
 import { createBuiltinCommands } from "./commands/builtin.js";
 import type { CommandRegistry } from "./commands/registry.js";
@@ -351,12 +352,17 @@ export class AgentLoop implements TurnProcessor {
     const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
     let begunTurnId: string | undefined;
     const takenUp = performance.now();
-    // Slash commands call no model: they never wait behind queued turns.
-    const admitted = isCommandRequest(item.request) ? undefined : this.admission.acquire(abort.signal);
     const waitStarted = performance.now();
     let leave: (() => void) | undefined;
+    let lease: SessionLease | undefined;
+    const onLeaseLost = (): void => abort.abort(new AbortedError("lost the session lease to PostgreSQL"));
     try {
-      leave = await admitted;
+      // A store shared by several workers: this session's turns run here only while we hold its lease.
+      lease = await this.runtime.store().leaseSession?.(item.sessionKey, abort.signal);
+      lease?.lost.addEventListener("abort", onLeaseLost, { once: true });
+      // Slash commands call no model: they never wait behind queued turns. Admission comes after
+      // the lease, so turns waiting for another worker hold no admission slot here.
+      leave = isCommandRequest(item.request) ? undefined : await this.admission.acquire(abort.signal);
       const admissionMs = performance.now() - waitStarted;
       const { reply } = await runTurnStages(
         { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
@@ -412,6 +418,10 @@ export class AgentLoop implements TurnProcessor {
       lane.active = undefined;
       // After this turn's reply is on its way: the next turn's restore and build would delay it.
       if (leave) setImmediate(leave);
+      if (lease) {
+        lease.lost.removeEventListener("abort", onLeaseLost);
+        await lease.release().catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
+      }
     }
   }
 

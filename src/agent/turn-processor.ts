@@ -41,6 +41,13 @@ export interface TurnRequest {
    * user message; `content` is ignored). Each must answer a call still open in the session.
    */
   toolResults?: Array<{ toolCallId: string; content: string }>;
+  /** The id the stored user message gets (an Idempotency-Key's first attempt records it). */
+  messageId?: string;
+  /**
+   * Answer this already stored user message, whose turn a dead worker left interrupted, instead
+   * of storing a new one (`content` is not stored again). Needs a store that can reopen turns.
+   */
+  resumeMessageId?: string;
 }
 
 export interface TurnOptions {

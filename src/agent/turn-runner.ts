@@ -12,6 +12,8 @@ import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
+import { TurnNotResumableError } from "../session/types.js";
+import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { parseCommand } from "./commands/registry.js";
@@ -82,15 +84,18 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
   // A resumed external-tool turn carries tool results, not a message: never a command.
   const resuming = request.toolResults !== undefined;
-  const command = resuming ? undefined : parseCommand(text);
+  const reopening = request.resumeMessageId;
+  const command = resuming || reopening ? undefined : parseCommand(text);
   const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
 
   const restored = await timer.stage("restore", async () => {
     const metadata = await store.sessionMetadata(sessionKey);
     const preset = typeof metadata?.modelPreset === "string" ? metadata.modelPreset : undefined;
     const profile = await runtime.resolveAgent(request.agent, preset ? { modelPreset: preset } : {});
-    if (command) return { profile, history: [] as Message[], metadata };
+    if (command) return { profile, history: [] as Message[], metadata, reopened: undefined };
     if (metadata) await store.recoverDanglingTurns(sessionKey);
+    // Before the history is read: reopening takes the interrupted turn's marker off it.
+    const reopened = reopening ? await reopenTurn(store, sessionKey, reopening) : undefined;
     const estimator = sharedTokenEstimator(profile.modelRef);
     const budget = historyBudget(profile);
     const tokenBudget = Math.ceil(budget * RESTORE_HEADROOM);
@@ -99,9 +104,11 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     // Past the message cap every message "costs" the whole budget, so the read stops at the next user message.
     const estimate = (m: Message): number => (++read > messageCap ? tokenBudget + 1 : estimator.message(m));
     const history = metadata ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
-    return { profile, history, metadata };
+    return { profile, history, metadata, reopened };
   });
   const { profile } = restored;
+  // A reopened turn is pending from here on: a later stage that throws must close it.
+  if (restored.reopened) job.onTurnBegun?.(restored.reopened.turnId);
 
   let history = restored.history;
   if (!command && deps.consolidate !== false) {
@@ -144,7 +151,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   // An MCP-UI prompt action becomes the prompt's text before it is stored (ui-action-turn.ts).
-  const input = resuming
+  const input = resuming || restored.reopened
     ? undefined
     : await prepareTurnInput(runtime, profile, sessionKey, await expandUiPrompt(runtime, profile.tools, request.content, job.signal, profile.config?.prompts));
   if (input?.warning) job.onEvent?.({ type: "warning", message: input.warning });
@@ -156,7 +163,12 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   };
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
     let opening: Message[];
-    if (input) {
+    if (restored.reopened) {
+      // The message is in the history already.
+      turnId = restored.reopened.turnId;
+      opening = [];
+    } else if (input) {
+      if (request.messageId) input.message = { ...input.message, id: request.messageId };
       const turn = await store.beginTurn(sessionKey, input.message);
       turnId = turn.turnId;
       opening = [input.message];
@@ -166,7 +178,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
       turnId = resumed.handle.turnId;
       opening = resumed.messages;
     }
-    job.onTurnBegun?.(turnId);
+    if (!restored.reopened) job.onTurnBegun?.(turnId);
     // The caller's own tools win a name clash with the agent's (and with turn-bound ones).
     const external = (request.externalTools ?? []).map(externalTool);
     const extra = [...(job.extraTools?.(profile) ?? []).filter((t) => !external.some((e) => e.name === t.name)), ...external];
@@ -219,6 +231,11 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
   };
   return { reply, timings: timer.timings };
+}
+
+async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle> {
+  if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
+  return store.reopenInterruptedTurn(sessionKey, messageId);
 }
 
 function zeroUsage(): Usage {

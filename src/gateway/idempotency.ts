@@ -10,6 +10,7 @@
  * worker on the same PostgreSQL) still knows them: the newest 100 per session, for 24 hours.
  */
 import { createHash } from "node:crypto";
+import { messageId } from "../core/ids.js";
 import type { TurnReply } from "../agent/turn-processor.js";
 import type { SessionStore } from "../session/types.js";
 import { ApiError } from "./errors.js";
@@ -28,7 +29,20 @@ interface KeyRecord {
   at: number;
   status: "running" | "done";
   result?: { reply: StoredReply; timedOut: boolean };
+  /** The worker running it (stores shared by several workers). */
+  owner?: string;
+  /** The id of the user message the request stores (a retry resumes its turn). */
+  messageId?: string;
 }
+
+/** How the turn of a keyed request runs: its user message's id, and whether it resumes an interrupted turn. */
+export interface KeyedTurn {
+  messageId: string;
+  resume: boolean;
+}
+
+/** Between looks at a request another worker is running. */
+const WAIT_POLL_MS = 250;
 
 type KeyRecords = Record<string, KeyRecord>;
 
@@ -71,7 +85,7 @@ export class IdempotentRequests {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async run(sessionKey: string, key: string, fingerprint: string, turn: () => Promise<GatewayTurnResult>): Promise<IdempotentOutcome> {
+  async run(sessionKey: string, key: string, fingerprint: string, turn: (keyed: KeyedTurn) => Promise<GatewayTurnResult>): Promise<IdempotentOutcome> {
     const id = `${sessionKey}\n${key}`;
     const live = this.running.get(id);
     if (live) {
@@ -84,26 +98,33 @@ export class IdempotentRequests {
     done.catch(() => undefined);
     this.running.set(id, { fingerprint, done });
     try {
-      const known = (await this.records(sessionKey))[key];
+      const known = await this.settledElsewhere(sessionKey, key);
+      let keyed: KeyedTurn = { messageId: messageId(), resume: false };
       if (known) {
         this.checkSame(known.fingerprint, fingerprint);
         if (known.status === "done" && known.result) {
           settle(Promise.resolve(known.result));
           return { ...known.result, replayed: true };
         }
+        // Its worker died mid-turn: the message is stored; a store that can reopen the turn answers it now.
+        if (known.messageId && this.store.reopenInterruptedTurn) keyed = { messageId: known.messageId, resume: true };
+      }
+      if (known && !keyed.resume) {
         const interrupted = interruptedError();
         settle(Promise.reject(interrupted));
         throw interrupted;
       }
-      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "running" });
-      const result = turn();
+      const owner = await this.store.workerId?.();
+      const running: KeyRecord = { fingerprint, at: this.now(), status: "running", messageId: keyed.messageId, ...(owner ? { owner } : {}) };
+      await this.save(sessionKey, key, running);
+      const result = turn(keyed);
       settle(result);
       const finished = await result.catch(async (err: unknown) => {
         // Nothing was answered: the key may be used again.
         await this.save(sessionKey, key, undefined);
         throw err;
       });
-      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
+      await this.save(sessionKey, key, { ...running, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
       return { ...finished, replayed: false };
     } finally {
       this.running.delete(id);
@@ -111,9 +132,9 @@ export class IdempotentRequests {
   }
 
   /**
-   * Refuses, before any answer starts, a key this session already used with another body (422)
-   * or whose first attempt was interrupted (409). `run` checks again; this lets a streamed
-   * answer fail with a real HTTP status instead of an error event.
+   * Refuses, before any answer starts, a key this session already used with another body (422).
+   * `run` checks again (and decides whether an unanswered first attempt is waited for, resumed
+   * or refused); this lets a streamed answer fail with a real HTTP status instead of an event.
    */
   async check(sessionKey: string, key: string, fingerprint: string): Promise<void> {
     const live = this.running.get(`${sessionKey}\n${key}`);
@@ -121,7 +142,20 @@ export class IdempotentRequests {
     const known = (await this.records(sessionKey))[key];
     if (!known) return;
     this.checkSame(known.fingerprint, fingerprint);
-    if (known.status !== "done") throw interruptedError();
+  }
+
+  /**
+   * The key's record once no live worker is running it: a request another live worker runs is
+   * waited for (until it is answered, forgotten after a failure, or that worker dies).
+   */
+  private async settledElsewhere(sessionKey: string, key: string): Promise<KeyRecord | undefined> {
+    for (;;) {
+      const known = (await this.records(sessionKey))[key];
+      if (!known || known.status !== "running" || !known.owner || !this.store.workerAlive) return known;
+      if (known.owner === (await this.store.workerId?.())) return known;
+      if (!(await this.store.workerAlive(known.owner))) return known;
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    }
   }
 
   private checkSame(first: string, now: string): void {

@@ -142,7 +142,9 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
         const { reply, timedOut, replayed } =
           idempotencyKey === undefined
             ? { ...(await runGatewayTurn(deps, turns, request, options)), replayed: false }
-            : await idempotent.run(key, idempotencyKey, fingerprint, () => runGatewayTurn(deps, turns, request, { ...options, signal: undefined }));
+            : await idempotent.run(key, idempotencyKey, fingerprint, (keyed) =>
+                runGatewayTurn(deps, turns, { ...request, messageId: keyed.messageId, ...(keyed.resume ? { resumeMessageId: keyed.messageId } : {}) }, { ...options, signal: undefined }),
+              );
         // A reply's warnings normally came as events already; any that did not are sent before `done`.
         for (const message of reply.warnings ?? []) if (!warned.has(message)) emit({ type: "warning", message });
         const error = timedOut ? "the turn took too long and was stopped" : reply.error;
