@@ -13,6 +13,7 @@ import type { Runtime } from "./runtime.js";
 import { agentThread } from "./agent-thread.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { StageTiming } from "./stage-timer.js";
+import { recordTurnReply, withTurnSpan } from "./turn-span.js";
 import { settleThrownTurn, thrownTurnReply, turnErrorKind } from "./turn-failure.js";
 
 export interface TurnRequest {
@@ -93,11 +94,14 @@ export class DirectTurnProcessor implements TurnProcessor {
 
   constructor(private readonly runtime: Runtime) {}
 
-  async process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
-    const started = performance.now();
-    const reply = await this.processThread(request, options);
-    this.observers.completed(request, reply, started);
-    return reply;
+  process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
+    return withTurnSpan(request, undefined, async (span) => {
+      const started = performance.now();
+      const reply = await this.processThread(request, options);
+      recordTurnReply(span, reply);
+      this.observers.completed(request, reply, started);
+      return reply;
+    });
   }
 
   private async processThread(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {

@@ -74,6 +74,11 @@ export class Span {
     return this;
   }
 
+  /** True once `fail` was called. */
+  get failed(): boolean {
+    return this.status.code === 2;
+  }
+
   end(): void {
     if (this.ended) return;
     this.ended = true;
