@@ -265,11 +265,12 @@ describe("tracing unconfigured", () => {
     const mcp = await startMcpServer();
     open.push(mcp);
     // Service name and headers alone name no endpoint; OTEL_SDK_DISABLED wins over one.
-    for (const env of [
+    const envs: Array<Record<string, string>> = [
       { OTEL_SERVICE_NAME: "nanobot-quiet", OTEL_EXPORTER_OTLP_HEADERS: "a=b" },
       { OTEL_SDK_DISABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
       { OTEL_TRACES_EXPORTER: "none", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
-    ]) {
+    ];
+    for (const env of envs) {
       const fx = await startGatewayFixture({ extra: { mcpServers: { catalog: { url: mcp.url } } }, env });
       try {
         expect(fx.running.tracing.enabled).toBe(false);
