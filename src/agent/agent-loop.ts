@@ -38,7 +38,7 @@ import { recordTurnReply, withTurnSpan } from "./turn-span.js";
 import { activeSpanContext } from "../core/tracing/tracer.js";
 import type { Span } from "../core/tracing/tracer.js";
 import { buildTurnTools } from "./turn-tools.js";
-import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
+import type { TurnLoad, TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
 
 export const DEFAULT_MAX_QUEUE = 20;
 /** How often idle sessions are looked for (background compaction). */
@@ -216,6 +216,12 @@ export class AgentLoop implements TurnProcessor {
   sessionState(sessionKey: string): { running: boolean; queued: number } {
     const lane = this.lanes.get(sessionKey);
     return { running: lane?.active !== undefined, queued: lane?.queue.length ?? 0 };
+  }
+
+  /** Turns waiting (behind their session's turn, for admission, for a model slot) and sessions with work. */
+  load(): TurnLoad {
+    const queued = this.lanes.all().reduce((sum, lane) => sum + lane.queue.length, this.admission.waiting + this.gate.waiting);
+    return { queued, activeSessions: this.lanes.size() };
   }
 
   /** Subscribes to failures the loop could not hand to a caller. */

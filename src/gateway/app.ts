@@ -81,7 +81,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   if (deps.mcpLogins) app.route("/api", mcpLoginRoutes(deps.mcpLogins));
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));
-  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore });
+  const load = deps.processor.load?.bind(deps.processor);
+  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore, ...(load ? { load } : {}) });
   app.get("/metrics", (c) => c.body(metrics.registry.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));
