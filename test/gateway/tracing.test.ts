@@ -8,6 +8,8 @@
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
@@ -255,6 +257,34 @@ describe("a traced gateway turn (OTLP/HTTP JSON)", () => {
     expect(tool!.status.code).toBe(2);
     const resource = collector.exports[0]!.body.resourceSpans[0]!.resource;
     expect(resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "nanobot" } });
+  });
+});
+
+describe("traceparent on the gateway's MCP server", () => {
+  it("makes the published agent's turn a child of the MCP client's span", async () => {
+    const collector = await startCollector();
+    open.push(collector);
+    const fx = await startGatewayFixture({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } });
+    let closed = false;
+    open.push({ close: async () => void (closed || (await fx.close())) });
+    fx.fake.enqueue({ text: "Hello from the published agent." });
+    const client = new Client({ name: "traced-client", version: "1.0.0" });
+    const transport = new StreamableHTTPClientTransport(new URL(`${fx.url}/mcp`), {
+      requestInit: { headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } },
+    });
+    await client.connect(transport);
+    const result = await client.callTool({ name: "chat-with-nanobot", arguments: { prompt: "hello" } });
+    expect(result.isError).toBeFalsy();
+    await client.close();
+    await fx.close();
+    closed = true;
+
+    const spans = collector.spans();
+    const turn = spans.find((s) => s.name === "invoke_agent nanobot");
+    expect(turn).toMatchObject({ traceId: CLIENT_TRACE, parentSpanId: CLIENT_SPAN });
+    expect(attrs(turn!)["nanobot.channel"]).toBe("mcp");
+    const chatSpan = spans.find((s) => s.name === "chat test-model");
+    expect(chatSpan?.parentSpanId).toBe(turn!.spanId);
   });
 });
 
