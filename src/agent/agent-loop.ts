@@ -35,8 +35,7 @@ import { settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
 import { TurnObservers } from "./turn-observers.js";
 import { runTurnStages } from "./turn-runner.js";
 import { recordTurnReply, withTurnSpan } from "./turn-span.js";
-import { activeSpanContext } from "../core/tracing/tracer.js";
-import type { Span } from "../core/tracing/tracer.js";
+import { activeSpanContext, type Span } from "../core/tracing/tracer.js";
 import { buildTurnTools } from "./turn-tools.js";
 import type { TurnLoad, TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
 
@@ -220,8 +219,7 @@ export class AgentLoop implements TurnProcessor {
 
   /** Turns waiting (behind their session's turn, for admission, for a model slot) and sessions with work. */
   load(): TurnLoad {
-    const queued = this.lanes.all().reduce((sum, lane) => sum + lane.queue.length, this.admission.waiting + this.gate.waiting);
-    return { queued, activeSessions: this.lanes.size() };
+    return { queued: this.lanes.queued() + this.admission.waiting + this.gate.waiting, activeSessions: this.lanes.size() };
   }
 
   /** Subscribes to failures the loop could not hand to a caller. */

@@ -71,6 +71,13 @@ export class SessionLanes {
     return this.lanes.size;
   }
 
+  /** Items waiting in every lane's queue. */
+  queued(): number {
+    let count = 0;
+    for (const lane of this.lanes.values()) count += lane.queue.length;
+    return count;
+  }
+
   all(): Lane[] {
     return [...this.lanes.values()];
   }
