@@ -230,7 +230,7 @@ describe("a traced gateway turn (OTLP/HTTP JSON)", () => {
     }
   });
 
-  it("starts a new trace when the client sends no traceparent, and marks a failed tool", async () => {
+  it("starts a new trace when the client sends no traceparent, and marks a failed tool and a failed turn", async () => {
     const collector = await startCollector();
     open.push(collector);
     const fx = await startGatewayFixture({
@@ -242,8 +242,10 @@ describe("a traced gateway turn (OTLP/HTTP JSON)", () => {
     fx.fake.enqueue(
       { toolCalls: [{ id: "call_9", name: "read_file", arguments: { path: "missing.txt" } }] },
       { text: "There is no such file." },
+      { kind: "error", status: 400, body: { error: { message: "bad request", type: "invalid_request_error" } } },
     );
     expect((await chat(fx)).status).toBe(200);
+    expect((await chat(fx)).status).toBe(502);
     await fx.close();
     closed = true;
 
@@ -255,6 +257,12 @@ describe("a traced gateway turn (OTLP/HTTP JSON)", () => {
     expect(tool?.traceId).toBe(turn!.traceId);
     expect(attrs(tool!)["error.type"]).toBe("tool_error");
     expect(tool!.status.code).toBe(2);
+    // The second turn's model call failed: both its spans say so.
+    const failed = spans.filter((s) => s.name === "invoke_agent nanobot").find((s) => s.status.code === 2);
+    expect(attrs(failed!)).toMatchObject({ "error.type": "provider", "nanobot.stop_reason": "error" });
+    const failedCall = spans.find((s) => s.name === "chat test-model" && s.parentSpanId === failed!.spanId);
+    expect(failedCall?.status.code).toBe(2);
+    expect(attrs(failedCall!)["error.type"]).toBe("ProviderError");
     const resource = collector.exports[0]!.body.resourceSpans[0]!.resource;
     expect(resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "nanobot" } });
   });
