@@ -24,6 +24,7 @@ import type { AgentProfile, Runtime } from "./runtime.js";
 import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "./session-turn.js";
 import type { TurnEngineOutcome } from "./session-turn.js";
 import { StageTimer } from "./stage-timer.js";
+import { ToolTallyCounter } from "./tool-tally.js";
 import type { StageTiming } from "./stage-timer.js";
 import { turnErrorKind } from "./turn-failure.js";
 import { prepareTurnInput } from "./turn-input.js";
@@ -157,8 +158,10 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   if (input?.warning) job.onEvent?.({ type: "warning", message: input.warning });
   let turnId = "";
   let contextTokens = 0;
+  const tools = new ToolTallyCounter();
   const onEvent = (event: AgentEvent): void => {
     if (event.type === "llm_request") contextTokens = event.estimatedTokens;
+    tools.observe(event);
     job.onEvent?.(event);
   };
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
@@ -229,6 +232,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)), errorKind: turnErrorKind(result.error) } : {}),
     ...(input?.warning ? { warnings: [input.warning] } : {}),
     ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
+    ...tools.field,
   };
   return { reply, timings: timer.timings };
 }
