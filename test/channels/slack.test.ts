@@ -137,6 +137,7 @@ describe("slack threads, reactions and formatting", () => {
     const a = await nextInbound(s.bus);
     const tsB = await s.userSays(bob, "second question", { chat: "group", address: "mention" });
     const b = await nextInbound(s.bus);
+    await waitFor(() => s.fake.reactions.length === 2, "both working reactions");
     const to = { channel: "slack", chatId: SLACK_GROUP_CHANNEL };
     const delta = (streamId: string, replyTo: string, text: string) => s.bus.publishOutbound({ ...to, kind: "delta", streamId, delta: text, replyTo });
     await delta("st-a", String(a.metadata?.messageId), "Answer ");
