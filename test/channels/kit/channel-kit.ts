@@ -156,6 +156,8 @@ export function runChannelKit(platform: KitPlatform): void {
       const pdf = join(s.home, "report.pdf");
       await writeFile(pdf, "PDF-BYTES");
       await reply(s, s.dmChat(alice), { id: "media-1", content: "here it is", media: [{ kind: "document", path: pdf, name: "report.pdf" }] });
+      // Some platforms take the file only after the user agreed (Teams' file consent in a personal chat).
+      await waitFor(() => s.sent().some((m) => m.files.length > 0), "the uploaded file");
       const files = s.sent().flatMap((m) => m.files);
       expect(files).toEqual([{ name: "report.pdf", content: "PDF-BYTES" }]);
       expect(s.sent().map((m) => m.text)).toContain("here it is");
