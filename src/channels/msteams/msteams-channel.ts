@@ -195,9 +195,9 @@ export class MSTeamsChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.typing.stop(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.typing.stop(message.chatId);
       case "progress":
         if (!this.config.sendProgress) return;
@@ -406,13 +406,15 @@ export class MSTeamsChannel implements Channel {
     await this.deps.delivery.withRetries(`${this.name}:file`, () => this.post(chatId, "", undefined, [fileInfoCard(info)]), (e) => this.classify(e));
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
       this.typing.stop(chatId);
+      // The preview goes where the final reply would: the asking message's thread.
+      const threadTo = this.threadTarget(chatId, replyTo);
       editor = new StreamEditor<string>(
-        { post: (text) => this.post(chatId, text), edit: (ref, text) => this.edit(chatId, ref, text) },
+        { post: (text) => this.post(chatId, text, threadTo), edit: (ref, text) => this.edit(chatId, ref, text) },
         { intervalMs: this.config.streamEditIntervalMs, clock: this.deps.clock, previewLimit: TEAMS_TEXT_LIMIT, logger: this.log },
       );
       this.streams.set(streamId, editor);
@@ -421,12 +423,12 @@ export class MSTeamsChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = editor ? (await editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, replyTo);
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.
       await this.connectorFor(chatId)

@@ -24,6 +24,7 @@ import {
   chatIdFor,
   classifyTelegramError,
   editFormatted,
+  placementOptions,
   sendFormatted,
 } from "./send.js";
 import type { FormattedChunk, SendExtras } from "./send.js";
@@ -143,10 +144,10 @@ export class TelegramChannel implements Channel {
         this.typing.stop(message.chatId);
         return this.sendReply(message.chatId, message.id, message.content, message.media, this.extras(message.metadata, message.replyTo));
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, this.extras(message.metadata, message.replyTo));
       case "stream_end":
         this.typing.stop(message.chatId);
-        return this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, this.extras(message.metadata));
+        return this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, this.extras(message.metadata, message.replyTo));
       case "progress":
         if (!this.config.sendProgress) return;
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => api.sendMessage(chatIdFor(message.chatId), message.text), classifyTelegramError);
@@ -241,7 +242,7 @@ export class TelegramChannel implements Channel {
     return sent.message_id;
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, extras: SendExtras): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let stream = this.streams.get(streamId);
     if (!stream) {
@@ -249,7 +250,8 @@ export class TelegramChannel implements Channel {
       const api = this.api();
       const editor = new StreamEditor<number>(
         {
-          post: async (text) => (await api.sendMessage(chatIdFor(chatId), text)).message_id,
+          // The preview answers the asking message (replyToMessage) in its topic, as the final reply would.
+          post: async (text) => (await api.sendMessage(chatIdFor(chatId), text, placementOptions(extras))).message_id,
           edit: async (ref, text) => {
             await api.editMessageText(chatIdFor(chatId), ref, text);
           },
