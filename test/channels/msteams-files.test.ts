@@ -7,6 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { uploadToSession } from "../../src/channels/msteams/file-consent.js";
 import { TEAMS_BOT, TEAMS_GROUP_CHAT, TEAMS_TENANT } from "./helpers/fake-msteams.js";
 import { nextInbound, waitFor } from "./helpers/harness.js";
 import { msteamsPlatform, startTeams } from "./kit/msteams-platform.js";
@@ -108,5 +109,16 @@ describe("msteams files in a group chat", () => {
       "[file not sent: report.pdf - Teams lets a bot send files only in a personal chat; ask me there]",
     ]);
     expect(s.fake.files.consentCards).toEqual([]);
+  });
+});
+
+describe("msteams upload sessions", () => {
+  it("PUTs a file in consecutive Content-Range pieces, and fails with the status when the session refuses", async () => {
+    session = await startTeams({ allowFrom: [alice.id] });
+    const url = session.fake.files.openUploadSession("notes.txt");
+    await uploadToSession(url, Buffer.from("0123456789abcdefghij"), { rangeBytes: 8 });
+    expect(session.fake.files.uploads).toEqual([{ name: "notes.txt", content: "0123456789abcdefghij", ranges: ["0-7/20", "8-15/20", "16-19/20"] }]);
+    // The session is complete: another PUT is refused (404), and the error carries the status.
+    await expect(uploadToSession(url, Buffer.from("again"))).rejects.toMatchObject({ statusCode: 404 });
   });
 });

@@ -94,14 +94,16 @@ export function readConsentAnswer(activity: Record<string, unknown>): ConsentAns
  * PUTs the bytes to the upload session in ranges. The URL is pre-authenticated: no bot token
  * goes with it. Throws with the status on a refused range.
  */
-export async function uploadToSession(uploadUrl: string, data: Buffer, fetchImpl: typeof fetch = fetch): Promise<void> {
+export async function uploadToSession(uploadUrl: string, data: Buffer, options: { rangeBytes?: number; fetch?: typeof fetch } = {}): Promise<void> {
+  const rangeBytes = options.rangeBytes ?? UPLOAD_RANGE_BYTES;
+  const fetchImpl = options.fetch ?? fetch;
   const protocol = new URL(uploadUrl).protocol;
   if (protocol !== "https:" && protocol !== "http:") throw new Error(`teams upload URL is not http(s): ${protocol}`);
   const total = data.length;
   // An upload session cannot hold an empty file.
   if (total === 0) throw new Error("teams cannot upload an empty file");
-  for (let start = 0; start < total; start += UPLOAD_RANGE_BYTES) {
-    const end = Math.min(start + UPLOAD_RANGE_BYTES, total);
+  for (let start = 0; start < total; start += rangeBytes) {
+    const end = Math.min(start + rangeBytes, total);
     const response = await fetchImpl(uploadUrl, {
       method: "PUT",
       headers: { "content-range": `bytes ${start}-${end - 1}/${total}`, "content-type": "application/octet-stream" },

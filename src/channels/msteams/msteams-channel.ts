@@ -201,7 +201,7 @@ export class MSTeamsChannel implements Channel {
         return this.typing.stop(message.chatId);
       case "progress":
         if (!this.config.sendProgress) return;
-        await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text), (e) => this.classify(e));
+        await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text, this.threadTarget(message.chatId, message.replyTo)), (e) => this.classify(e));
         return;
       case "typing":
         return this.typing.start(message.chatId);

@@ -47,6 +47,8 @@ export interface TeamsFileSide {
   uploads: TeamsUpload[];
   /** How the fake user answers the next consent cards (default accept). */
   answer: ConsentAnswer;
+  /** Opens an upload session as an accepted card would; resolves to its upload URL. */
+  openUploadSession(name: string): string;
   /** Called for each consent card the bot posted; answers it the way `answer` says. */
   onConsentCard(card: Record<string, unknown>, activityId: string, conversationId: string): void;
   /** The uploaded file a file-info card points at. */
@@ -69,12 +71,17 @@ export function fakeTeamsFiles(options: FileSideOptions): TeamsFileSide {
   const uploads: TeamsUpload[] = [];
   let seq = 0;
 
+  function openSession(name: string): string {
+    const sessionId = `upload-${++seq}`;
+    sessions.set(sessionId, { name, received: [], size: 0, ranges: [], done: false });
+    return sessionId;
+  }
+
   function invoke(card: TeamsConsentCard, content: Record<string, unknown>, action: "accept" | "decline"): Promise<number> {
     const context = (action === "accept" ? content.acceptContext : content.declineContext) as unknown;
     let uploadInfo: Record<string, unknown> | undefined;
     if (action === "accept") {
-      const sessionId = `upload-${++seq}`;
-      sessions.set(sessionId, { name: card.name, received: [], size: 0, ranges: [], done: false });
+      const sessionId = openSession(card.name);
       uploadInfo = {
         contentUrl: `${options.url}/drive/${sessionId}/${encodeURIComponent(card.name)}`,
         name: card.name,
@@ -98,6 +105,7 @@ export function fakeTeamsFiles(options: FileSideOptions): TeamsFileSide {
     consentCards,
     uploads,
     answer: "accept",
+    openUploadSession: (name) => `${options.url}/upload/${openSession(name)}`,
     onConsentCard(attachment, activityId, conversationId) {
       const content = (attachment.content ?? {}) as Record<string, unknown>;
       const card: TeamsConsentCard = {
