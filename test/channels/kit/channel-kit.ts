@@ -10,6 +10,7 @@ import type { OutboundMessage } from "../../../src/bus/types.js";
 import { handlePairingCommand } from "../../../src/channels/access/pairing-command.js";
 import { nextInbound, waitFor } from "../helpers/harness.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
+import { runScheduledKit } from "./scheduled-kit.js";
 
 export function runChannelKit(platform: KitPlatform): void {
   const { alice, mallory } = platform.users;
@@ -48,6 +49,18 @@ export function runChannelKit(platform: KitPlatform): void {
   });
 
   describe(`${platform.channel} kit: groups`, () => {
+    if (platform.groups !== undefined && platform.groups !== true) {
+      it(`forwards no group message (${platform.groups})`, async () => {
+        const s = await start({ allowFrom: [alice.id] });
+        await s.userSays(alice, "in the group", { chat: "group", address: "mention" });
+        await s.userSays(alice, "direct", { chat: "dm" });
+        expect(await nextInbound(s.bus)).toMatchObject({ chatId: s.dmChat(alice), content: "direct" });
+        expect(s.bus.inboundSize()).toBe(0);
+        expect(s.sent()).toEqual([]);
+      });
+      return;
+    }
+
     it("with groupPolicy mention, answers only when mentioned or replied to", async () => {
       const s = await start({ allowFrom: [alice.id], groupPolicy: "mention" });
       await s.userSays(alice, "just chatting", { chat: "group", address: "none" });
@@ -256,4 +269,6 @@ export function runChannelKit(platform: KitPlatform): void {
       expect((await nextInbound(s.bus, "the message after the drop", 15_000)).content).toBe("after");
     }, 30_000);
   });
+
+  runScheduledKit(platform);
 }
