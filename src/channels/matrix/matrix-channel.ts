@@ -154,9 +154,9 @@ export class MatrixChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.replied(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.replied(message.chatId);
       case "progress": {
         if (!this.config.sendProgress) return;
@@ -421,14 +421,15 @@ export class MatrixChannel implements Channel {
     }
   }
 
-  private onDelta(streamId: string, roomId: string, delta: string): void {
+  private onDelta(streamId: string, roomId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
       this.typing.stop(roomId);
       editor = new StreamEditor<string>(
         {
-          post: (text) => this.post(roomId, textContent(text)),
+          // Placed as the final reply would be: answering the asking event, inside its thread.
+          post: (text) => this.post(roomId, textContent(text, this.placement(replyTo))),
           edit: async (ref, text) => {
             await this.sendEvent(this.requireClient(), roomId, editContent(ref, text));
           },
@@ -441,12 +442,15 @@ export class MatrixChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, roomId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, roomId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = editor ? (await editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(roomId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(roomId, id, content, undefined, replyTo);
+    const threadRoot = this.placement(replyTo).threadRoot;
+    // Later parts stay in the thread but answer nobody in particular.
+    const rest: Placement = threadRoot ? { threadRoot } : {};
     const client = this.requireClient();
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.
@@ -455,7 +459,7 @@ export class MatrixChannel implements Channel {
     }
     for (const [i, chunk] of splitMessage(content, MATRIX_TEXT_LIMIT).entries()) {
       const key = this.key(id, i);
-      const send = (): Promise<string> => (i === 0 ? this.sendEvent(client, roomId, editContent(ref, chunk), txnIdFor(key)) : this.post(roomId, textContent(chunk), txnIdFor(key)));
+      const send = (): Promise<string> => (i === 0 ? this.sendEvent(client, roomId, editContent(ref, chunk), txnIdFor(key)) : this.post(roomId, textContent(chunk, rest), txnIdFor(key)));
       await this.deps.delivery.deliver(key, send, classifyMatrixError);
     }
   }

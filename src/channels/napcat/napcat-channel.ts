@@ -121,7 +121,7 @@ export class NapcatChannel implements Channel {
         return this.sendReply(message.chatId, message.id, message.content, message.media ?? [], message.replyTo);
       case "stream_end":
         // OneBot cannot edit a message: the whole reply goes out once, at the end.
-        return this.sendReply(message.chatId, message.id, message.content, [], undefined);
+        return this.sendReply(message.chatId, message.id, message.content, [], message.replyTo);
       case "progress": {
         if (!this.config.sendProgress) return;
         const target = this.target(message.chatId);

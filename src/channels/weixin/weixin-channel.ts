@@ -29,6 +29,8 @@ const MESSAGE_STATE_FINISH = 2;
 /** WeChat lets a context token lapse after ~90 s idle; an older one is refreshed before use. */
 const CONTEXT_MAX_AGE_MS = 60_000;
 const MAX_DEFERRED_PER_CHAT = 3;
+/** Asking messages whose context token is remembered, so a reply goes under the token of the message it answers. */
+const MAX_MESSAGE_TOKENS = 256;
 
 type Reply = Extract<OutboundMessage, { kind: "message" }>;
 
@@ -49,6 +51,8 @@ export class WeixinChannel implements Channel {
   private connection: ChannelConnection = { connected: false };
   private readonly hints = new Map<string, string[]>();
   private readonly deferred = new Map<string, Reply[]>();
+  /** messageId → the context token it came with (newest MAX_MESSAGE_TOKENS). */
+  private readonly messageTokens = new Map<string, string>();
   private readonly mediaKeys = new Map<string, { fileKey: string; aesKey: Buffer }>();
   /** Only with `blockStreaming` (and `streaming`): the channel then asks for streamed deltas. */
   private readonly blocks: BlockStreamer | undefined;
@@ -128,7 +132,7 @@ export class WeixinChannel implements Channel {
       case "stream_end": {
         // WeChat cannot edit: what no block carried goes out once, at the end.
         const content = this.blocks ? this.blocks.finish(message.streamId, message.content) : message.content;
-        return this.sendReply({ kind: "message", channel: message.channel, chatId: message.chatId, id: message.id, content });
+        return this.sendReply({ kind: "message", channel: message.channel, chatId: message.chatId, id: message.id, content, ...(message.replyTo ? { replyTo: message.replyTo } : {}) });
       }
       case "progress":
         return this.sendProgress(message.chatId, message.text, message.toolName !== undefined);
@@ -159,7 +163,11 @@ export class WeixinChannel implements Channel {
       if (contextToken && outcome !== "duplicate") this.session.restoreContextToken(from, before);
       return;
     }
-    if (contextToken) await this.session.save().catch((error: unknown) => this.log.warn("weixin state not saved", { error: errorMessage(error) }));
+    if (contextToken) {
+      this.messageTokens.set(messageId, contextToken);
+      if (this.messageTokens.size > MAX_MESSAGE_TOKENS) this.messageTokens.delete(this.messageTokens.keys().next().value!);
+      await this.session.save().catch((error: unknown) => this.log.warn("weixin state not saved", { error: errorMessage(error) }));
+    }
     await this.typing?.start(from);
     await this.retryDeferred(from);
   }
@@ -178,7 +186,8 @@ export class WeixinChannel implements Channel {
     await this.typing?.stop(chatId);
     await this.flushHints(chatId);
     try {
-      const contextToken = await this.contextFor(chatId);
+      // Under the asking message's own token (WeChat threads the reply to it) while it has budget left.
+      const contextToken = this.tokenOfMessage(message.replyTo) ?? (await this.contextFor(chatId));
       for (const [i, item] of (message.media ?? []).entries()) {
         await this.deps.delivery.deliver(this.key(id, `media${i}`), () => this.postMedia(chatId, item, contextToken, id, i), classifyWeixinError).catch(async (error: unknown) => {
           const cause = error instanceof DeliveryError ? error.cause : error;
@@ -196,6 +205,17 @@ export class WeixinChannel implements Channel {
       if (cause instanceof WeixinQuotaError) return this.defer(message, cause);
       if (cause instanceof WeixinAuthError) this.connection = { connected: false, lastError: cause.message };
       throw error;
+    }
+  }
+
+  private tokenOfMessage(messageId: string | undefined): string | undefined {
+    const token = messageId ? this.messageTokens.get(messageId) : undefined;
+    if (!token) return undefined;
+    try {
+      this.session.checkBudget(token);
+      return token;
+    } catch {
+      return undefined;
     }
   }
 
