@@ -67,6 +67,10 @@ export class PgLeadership implements Leadership {
         const connection = this.connection;
         if (await connection.tryLock(this.options.lockName)) {
           await this.serve(connection, singletons, tried);
+          // A term that ended (connection lost) waits like a follower before trying again: the
+          // workers that kept their connection get the first chance, and a flapping link
+          // cannot make this one win every election.
+          await sleep(this.options.retryMs ?? 2_000, signal);
           continue;
         }
       } catch (error) {
