@@ -9,6 +9,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
@@ -41,6 +42,8 @@ export interface PgSessionStoreOptions {
   retry?: Partial<RetryPolicy>;
   now?: () => number;
   logger?: Logger;
+  /** Exact token counts to save with each message written (read back with it); none when absent. */
+  tokenCounter?: MessageTokenCounter;
 }
 
 export class PgSessionStore implements PortableSessionStore {
@@ -50,6 +53,7 @@ export class PgSessionStore implements PortableSessionStore {
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly tokenCounter: MessageTokenCounter | undefined;
   private migrated: Promise<PgMigrationResult> | undefined;
 
   constructor(options: PgSessionStoreOptions) {
@@ -59,6 +63,7 @@ export class PgSessionStore implements PortableSessionStore {
     this.log = options.logger ?? silentLogger;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.now = options.now ?? Date.now;
+    this.tokenCounter = options.tokenCounter;
     if (this.schema !== undefined) validSchemaName(this.schema);
     this.pool = createPool({ url, schema: this.schema, max: options.maxConnections });
     // Nothing is lost by leaving a failed load unobserved here: every use awaits this promise.
@@ -305,7 +310,7 @@ export class PgSessionStore implements PortableSessionStore {
     return pgWriteTransaction(
       await this.pool,
       async (client: PoolClient) => {
-        const q = new PgQueries(client, this.now);
+        const q = new PgQueries(client, this.now, this.tokenCounter);
         const key = await scopeSession(q, scope);
         if (key !== undefined) await lockSession(client, key);
         return fn(q);
@@ -317,7 +322,7 @@ export class PgSessionStore implements PortableSessionStore {
 
   private async read<T>(fn: (q: PgQueries) => Promise<T>): Promise<T> {
     await this.migrate();
-    return pgReadTransaction(await this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)));
+    return pgReadTransaction(await this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now, this.tokenCounter)));
   }
 }
 

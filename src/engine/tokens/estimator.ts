@@ -2,10 +2,14 @@
  * Token estimates for governance and compaction decisions. Counts are cached per message
  * object, and per message id (checked against a cheap content signature) so a history reloaded
  * from storage as new objects is not tokenised again either. A 10k-message history is
- * tokenised once, not on every iteration or turn.
+ * tokenised once, not on every iteration or turn. A store saves each message's exact count with
+ * its row (`exact`), and counts attached to messages it reads are taken as they are, so a new
+ * process does not tokenise a stored history either.
  */
 import type { ToolDefinition } from "../../core/llm.js";
 import type { ContentPart, Message } from "../../core/messages.js";
+import { attachedTokenCount } from "../../core/token-counts.js";
+import type { TokenCount } from "../../core/token-counts.js";
 import { imageTokens, inlineImageSize } from "./image-size.js";
 import { approximateCount, countSliced, encodingForModel, loadEncoding, type CountFn } from "./tokenizer.js";
 
@@ -17,7 +21,17 @@ export interface TokenEstimator {
   text(text: string): number;
   message(message: Message): number;
   tools(tools: readonly ToolDefinition[]): number;
+  /** The rules exact counts are made by (`<encoding>#<version>`); stored counts of another basis are not used. */
+  readonly basis: string;
+  /** The exact count of a message, to store with it; undefined until the tokenizer has loaded. */
+  exact(message: Message): TokenCount | undefined;
 }
+
+/**
+ * Version of the counting rules below (framing overheads, slicing, part costs): bump it when
+ * they change, so counts stored under the old rules are made again instead of trusted.
+ */
+const COUNT_RULES_VERSION = 1;
 
 /** Role and framing tokens every chat message costs (OpenAI's documented ~3–4). */
 const MESSAGE_OVERHEAD = 4;
@@ -44,6 +58,7 @@ function signature(message: Message): number {
 
 export function createTokenEstimator(options: { model: string }): TokenEstimator {
   const encoding = encodingForModel(options.model);
+  const basis = `${encoding}#${COUNT_RULES_VERSION}`;
   let count: CountFn = approximateCount;
   let loading: Promise<void> | undefined;
   const messageCache = new WeakMap<Message, number>();
@@ -106,7 +121,41 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     }
   };
 
+  const message = (m: Message): number => {
+    const cached = messageCache.get(m);
+    if (cached !== undefined) return cached;
+    const rough = count === approximateCount;
+    if (rough) {
+      const estimate = roughCache.get(m);
+      if (estimate !== undefined) return estimate;
+    } else {
+      // Stored with the message's row under the same rules: as exact as counting it again.
+      const stored = attachedTokenCount(m, basis);
+      if (stored !== undefined) {
+        messageCache.set(m, stored);
+        return stored;
+      }
+    }
+    const sig = signature(m);
+    const byId = idCache.get(m.id);
+    if (byId && byId.signature === sig) {
+      messageCache.set(m, byId.tokens);
+      return byId.tokens;
+    }
+    let total = MESSAGE_OVERHEAD;
+    for (const p of m.content) total += part(p);
+    // Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
+    if (rough) roughCache.set(m, total);
+    else {
+      messageCache.set(m, total);
+      if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
+      idCache.set(m.id, { signature: sig, tokens: total });
+    }
+    return total;
+  };
+
   return {
+    basis,
     load() {
       loading ??= loadEncoding(encoding).then((fn) => {
         count = fn;
@@ -117,30 +166,9 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       return count !== approximateCount;
     },
     text,
-    message(message) {
-      const cached = messageCache.get(message);
-      if (cached !== undefined) return cached;
-      const rough = count === approximateCount;
-      if (rough) {
-        const estimate = roughCache.get(message);
-        if (estimate !== undefined) return estimate;
-      }
-      const sig = signature(message);
-      const byId = idCache.get(message.id);
-      if (byId && byId.signature === sig) {
-        messageCache.set(message, byId.tokens);
-        return byId.tokens;
-      }
-      let total = MESSAGE_OVERHEAD;
-      for (const p of message.content) total += part(p);
-      // Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
-      if (rough) roughCache.set(message, total);
-      else {
-        messageCache.set(message, total);
-        if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
-        idCache.set(message.id, { signature: sig, tokens: total });
-      }
-      return total;
+    message,
+    exact(m) {
+      return count === approximateCount ? undefined : { basis, tokens: message(m) };
     },
     tools(tools) {
       if (tools.length === 0) return 0;
