@@ -97,7 +97,17 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     byName.set(tool.name, { description: tool.description, tokens });
     return tokens;
   };
-  const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count === approximateCount ? count : countCached, value));
+  const text = (value: string): number => {
+    if (value.length === 0) return 0;
+    if (count === approximateCount) return countSliced(count, value);
+    // A system prompt ends with the turn's own facts (time, session): its last paragraph is
+    // counted on its own, so the slices of the stable text before it keep hitting the cache.
+    if (value.length >= 2 * CACHED_SLICE_MIN) {
+      const cut = value.lastIndexOf("\n\n") + 2;
+      if (cut > 2 && value.length - cut < 2 * CACHED_SLICE_MIN) return countSliced(countCached, value.slice(0, cut)) + count(value.slice(cut));
+    }
+    return countSliced(countCached, value);
+  };
 
   const part = (p: ContentPart): number => {
     switch (p.type) {
