@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { sessionsDir } from "../config/paths.js";
 import { defaultAgentName } from "../config/config-helpers.js";
 import type { AgentConfig, NanobotConfig } from "../config/index.js";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
 import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
@@ -166,7 +166,13 @@ export class Runtime {
           estimator = null;
         }
       }
-      return estimator?.exact(message);
+      try {
+        return estimator?.exact(message);
+      } catch (err) {
+        // A count is an optimisation: a message the tokenizer cannot take is saved without one.
+        this.logger.debug("token count not stored", { error: errorMessage(err) });
+        return undefined;
+      }
     };
   }
 
