@@ -131,7 +131,8 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     }
   };
 
-  const message = (m: Message): number => {
+  /** `byId`: also remember the count by message id (not for counts made to be stored with the row, which carries them from then on). */
+  const countMessage = (m: Message, byId: boolean): number => {
     const cached = messageCache.get(m);
     if (cached !== undefined) return cached;
     const rough = count === approximateCount;
@@ -147,10 +148,10 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       }
     }
     const sig = signature(m);
-    const byId = idCache.get(m.id);
-    if (byId && byId.signature === sig) {
-      messageCache.set(m, byId.tokens);
-      return byId.tokens;
+    const known = idCache.get(m.id);
+    if (known && known.signature === sig) {
+      messageCache.set(m, known.tokens);
+      return known.tokens;
     }
     let total = MESSAGE_OVERHEAD;
     for (const p of m.content) total += part(p);
@@ -158,11 +159,14 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     if (rough) roughCache.set(m, total);
     else {
       messageCache.set(m, total);
-      if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
-      idCache.set(m.id, { signature: sig, tokens: total });
+      if (byId) {
+        if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
+        idCache.set(m.id, { signature: sig, tokens: total });
+      }
     }
     return total;
   };
+  const message = (m: Message): number => countMessage(m, true);
 
   return {
     basis,
@@ -178,7 +182,7 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     text,
     message,
     exact(m) {
-      return count === approximateCount ? undefined : { basis, tokens: message(m) };
+      return count === approximateCount ? undefined : { basis, tokens: countMessage(m, false) };
     },
     tools(tools) {
       if (tools.length === 0) return 0;
