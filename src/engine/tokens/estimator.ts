@@ -42,6 +42,8 @@ const MAX_ID_ENTRIES = 250_000;
 const CACHED_SLICE_MIN = 256;
 /** ~4 MB of slice text at most; dropped wholesale when full. */
 const MAX_SLICE_ENTRIES = 4096;
+/** How the context builder separates a system prompt's sections. */
+const SECTION_BREAK = "\n\n---\n\n";
 const ROLE_CODE = { system: 0, user: 1, assistant: 2, tool: 3 } as const;
 
 /** Role, part count and content length: different whenever governance or an edit changed the message. */
@@ -97,16 +99,27 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     byName.set(tool.name, { description: tool.description, tokens });
     return tokens;
   };
+  const sliced = (value: string): number => (value.length === 0 ? 0 : countSliced(countCached, value));
   const text = (value: string): number => {
     if (value.length === 0) return 0;
     if (count === approximateCount) return countSliced(count, value);
-    // A system prompt ends with the turn's own facts (time, session): its last paragraph is
-    // counted on its own, so the slices of the stable text before it keep hitting the cache.
     if (value.length >= 2 * CACHED_SLICE_MIN) {
+      // A system prompt's sections change apart (the session's summaries, the turn's time and
+      // session): counted section by section, the unchanged ones keep hitting the slice cache.
+      if (value.includes(SECTION_BREAK)) {
+        let total = 0;
+        let start = 0;
+        for (let at = value.indexOf(SECTION_BREAK); at !== -1; at = value.indexOf(SECTION_BREAK, start)) {
+          total += sliced(value.slice(start, at + SECTION_BREAK.length));
+          start = at + SECTION_BREAK.length;
+        }
+        return total + sliced(value.slice(start));
+      }
+      // Otherwise a short last paragraph (a prompt's own facts) is counted apart for the same reason.
       const cut = value.lastIndexOf("\n\n") + 2;
-      if (cut > 2 && value.length - cut < 2 * CACHED_SLICE_MIN) return countSliced(countCached, value.slice(0, cut)) + count(value.slice(cut));
+      if (cut > 2 && value.length - cut < 2 * CACHED_SLICE_MIN) return sliced(value.slice(0, cut)) + count(value.slice(cut));
     }
-    return countSliced(countCached, value);
+    return sliced(value);
   };
 
   const part = (p: ContentPart): number => {
