@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { REPO_DIR, cpuMsOf, peakRssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import { median, percentile, table } from "./support/stats.js";
 
-const LLM_DELAY_MS = 50;
+export const LLM_DELAY_MS = 50;
 
 export interface GatewayVariant {
   name: string;
@@ -79,7 +79,7 @@ export interface GatewayBenchOptions {
 export const GATEWAY_FULL: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 20, runs: 3 };
 export const GATEWAY_QUICK: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 2, runs: 1 };
 
-interface Sample {
+export interface Sample {
   latencyMs: number;
   /** Latency − gate wait − 50 ms × model calls, from `Server-Timing`. */
   gatewayMs: number;
@@ -93,7 +93,7 @@ export function gatewayShare(latencyMs: number, header: string | null): number {
   return latencyMs - gate - LLM_DELAY_MS * calls;
 }
 
-interface LoadResult {
+export interface LoadResult {
   samples: Sample[];
   failures: number;
   /** Requests answered, measured or not. */
@@ -128,7 +128,13 @@ function post(url: string, body: string): Promise<Answer> {
   });
 }
 
-async function load(baseURL: string, clients: number, perClient: number, tag: string, unmeasured = 1): Promise<LoadResult> {
+/**
+ * `clients` concurrent clients, each sending `unmeasured + perClient` requests one after another
+ * in its own session. With several base URLs (workers), client c talks to worker c mod N, as a
+ * load balancer with session affinity would spread them.
+ */
+export async function load(baseURLs: string | readonly string[], clients: number, perClient: number, tag: string, unmeasured = 1): Promise<LoadResult> {
+  const urls = typeof baseURLs === "string" ? [baseURLs] : baseURLs;
   const samples: Sample[] = [];
   let failures = 0;
   let answered = 0;
@@ -140,7 +146,7 @@ async function load(baseURL: string, clients: number, perClient: number, tag: st
         const start = performance.now();
         try {
           const res = await post(
-            `${baseURL}/v1/chat/completions`,
+            `${urls[c % urls.length]!}/v1/chat/completions`,
             JSON.stringify({ model: "nanobot", messages: [{ role: "user", content: `hello ${i}` }], session_id: `${tag}-c${c}` }),
           );
           const end = performance.now();

@@ -7,6 +7,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatAgentTurnPrepBench, runAgentTurnPrepBench } from "./agent-turn-prep.js";
+import { CLUSTER_FULL, CLUSTER_QUICK, formatClusterBench, runClusterBench } from "./cluster-bench.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
 import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
 import { LONG_FULL, LONG_QUICK, formatLongSessionBench, runLongSessionBench } from "./long-session.js";
@@ -38,6 +39,13 @@ const BENCHES: BenchEntry[] = [
     run: async (quick) => {
       const data = await runGatewayBench(quick ? GATEWAY_QUICK : GATEWAY_FULL, progress);
       return { data, table: formatGatewayBench(data) };
+    },
+  },
+  {
+    name: "cluster",
+    run: async (quick) => {
+      const data = await runClusterBench(quick ? CLUSTER_QUICK : CLUSTER_FULL, progress);
+      return { data, table: formatClusterBench(data) };
     },
   },
   {

@@ -14,6 +14,7 @@ import type { CronService } from "../cron/cron-service.js";
 import type { DreamResult } from "../memory/dream.js";
 import { ensureWorkspace } from "../memory/workspace.js";
 import { sessionKeyFor } from "../session/keys.js";
+import type { SessionLease } from "../session/types.js";
 import { agentThread } from "./agent-thread.js";
 import { createBuiltinCommands } from "./commands/builtin.js";
 import type { CommandRegistry } from "./commands/registry.js";
@@ -34,8 +35,10 @@ import type { SubagentResult } from "./subagents.js";
 import { settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
 import { TurnObservers } from "./turn-observers.js";
 import { runTurnStages } from "./turn-runner.js";
+import { recordTurnReply, withTurnSpan } from "./turn-span.js";
+import { activeSpanContext, type Span } from "../core/tracing/tracer.js";
 import { buildTurnTools } from "./turn-tools.js";
-import type { TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
+import type { TurnLoad, TurnOptions, TurnProcessor, TurnReply, TurnRequest } from "./turn-processor.js";
 
 export const DEFAULT_MAX_QUEUE = 20;
 /** How often idle sessions are looked for (background compaction). */
@@ -215,6 +218,11 @@ export class AgentLoop implements TurnProcessor {
     return { running: lane?.active !== undefined, queued: lane?.queue.length ?? 0 };
   }
 
+  /** Turns waiting (behind their session's turn, for admission, for a model slot) and sessions with work. */
+  load(): TurnLoad {
+    return { queued: this.lanes.queued() + this.admission.waiting + this.gate.waiting, activeSessions: this.lanes.size() };
+  }
+
   /** Subscribes to failures the loop could not hand to a caller. */
   onError(handler: (error: AgentLoopError) => void): () => void {
     this.errorHandlers.add(handler);
@@ -244,6 +252,7 @@ export class AgentLoop implements TurnProcessor {
   }
 
   private enqueue(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
+    const traceParent = activeSpanContext();
     return new Promise<TurnReply>((resolve, reject) => {
       const item: WorkItem = {
         request,
@@ -252,6 +261,7 @@ export class AgentLoop implements TurnProcessor {
         injectable: false,
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+        ...(traceParent ? { traceParent } : {}),
         resolve,
         reject,
       };
@@ -284,6 +294,7 @@ export class AgentLoop implements TurnProcessor {
       sessionKey,
       content: inboundContent(message),
       channel: message.channel,
+      chatId: message.chatId,
       senderId: message.senderId,
       ...(agent ? { agent } : {}),
       ...(message.metadata ? { metadata: message.metadata } : {}),
@@ -343,19 +354,28 @@ export class AgentLoop implements TurnProcessor {
       });
   }
 
-  private async runItem(lane: Lane, item: WorkItem): Promise<void> {
+  private runItem(lane: Lane, item: WorkItem): Promise<void> {
+    return withTurnSpan(item.request, item.traceParent ?? null, (span) => this.runItemIn(lane, item, span));
+  }
+
+  private async runItemIn(lane: Lane, item: WorkItem, span: Span | undefined): Promise<void> {
     const abort = new AbortController();
     lane.active = { item, abort };
     if (item.signal?.aborted) abort.abort();
     const relay = item.route && this.bus ? this.relayFor(item.route) : undefined;
     let begunTurnId: string | undefined;
     const takenUp = performance.now();
-    // Slash commands call no model: they never wait behind queued turns.
-    const admitted = isCommandRequest(item.request) ? undefined : this.admission.acquire(abort.signal);
     const waitStarted = performance.now();
     let leave: (() => void) | undefined;
+    let lease: SessionLease | undefined;
+    const onLeaseLost = (): void => abort.abort(new AbortedError("lost the session lease to PostgreSQL"));
     try {
-      leave = await admitted;
+      // A store shared by several workers: this session's turns run here only while we hold its lease.
+      lease = await this.runtime.store().leaseSession?.(item.sessionKey, abort.signal);
+      lease?.lost.addEventListener("abort", onLeaseLost, { once: true });
+      // Slash commands call no model: they never wait behind queued turns. Admission comes after
+      // the lease, so turns waiting for another worker hold no admission slot here.
+      leave = isCommandRequest(item.request) ? undefined : await this.admission.acquire(abort.signal);
       const admissionMs = performance.now() - waitStarted;
       const { reply } = await runTurnStages(
         { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
@@ -387,6 +407,7 @@ export class AgentLoop implements TurnProcessor {
       }
       // The turn is over: a /stop from now on has nothing running here to count.
       lane.active = undefined;
+      recordTurnReply(span, reply);
       item.resolve(reply);
       this.observers.completed(item.request, reply, takenUp);
       // The reply stands even when queueing the next goal round fails; the lane is still held,
@@ -398,6 +419,7 @@ export class AgentLoop implements TurnProcessor {
       await settleThrownTurn(this.runtime, { sessionKey: item.sessionKey, request: item.request, turnId: begunTurnId, error, stopped });
       if (stopped) {
         const aborted = abortedReply(item);
+        recordTurnReply(span, aborted);
         item.resolve(aborted);
         this.observers.completed(item.request, aborted, takenUp);
         return;
@@ -405,12 +427,17 @@ export class AgentLoop implements TurnProcessor {
       this.report({ type: "turn_failed", error, sessionKey: item.sessionKey, ...(item.inbound ? { message: item.inbound } : {}) });
       const reply = thrownTurnReply(item.sessionKey, error, begunTurnId ? { turnId: begunTurnId } : {});
       if (relay) await relay.send(`${item.inbound?.id ?? newId("msg")}:error`, `Sorry, I could not answer: ${reply.error}`);
+      recordTurnReply(span, reply);
       item.resolve(reply);
       this.observers.completed(item.request, reply, takenUp);
     } finally {
       lane.active = undefined;
       // After this turn's reply is on its way: the next turn's restore and build would delay it.
       if (leave) setImmediate(leave);
+      if (lease) {
+        lease.lost.removeEventListener("abort", onLeaseLost);
+        await lease.release().catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
+      }
     }
   }
 

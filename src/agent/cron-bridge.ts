@@ -88,19 +88,33 @@ async function heartbeat({ loop, bus }: CronBridgeOptions): Promise<CronRunOutco
   });
 }
 
-/** The chat the user used most recently (heartbeat reports go there). */
+/**
+ * The chat the user used most recently (heartbeat reports go there): the `chat` a channel turn
+ * recorded, else the session key's `channel:chatId` (sessions written before `chat` existed).
+ */
 async function latestChat(loop: AgentLoop): Promise<{ channel: string; chatId: string } | undefined> {
   const sessions = await loop.runtime.store().listSessions();
   const sorted = [...sessions].sort((a, b) => b.updatedAt - a.updatedAt);
   for (const s of sorted) {
-    try {
-      const key = parseSessionKey(s.key);
-      if (!NON_CHAT_CHANNELS.has(key.channel)) return key;
-    } catch {
-      // Keys that are not channel:chatId are not chats.
-    }
+    const target = recordedChat(s.metadata.chat) ?? chatOfKey(s.key);
+    if (target && !NON_CHAT_CHANNELS.has(target.channel)) return target;
   }
   return undefined;
+}
+
+function recordedChat(value: unknown): { channel: string; chatId: string } | undefined {
+  if (!value || typeof value !== "object") return undefined;
+  const { channel, chatId } = value as Record<string, unknown>;
+  return typeof channel === "string" && typeof chatId === "string" && channel && chatId ? { channel, chatId } : undefined;
+}
+
+function chatOfKey(key: string): { channel: string; chatId: string } | undefined {
+  try {
+    return parseSessionKey(key);
+  } catch {
+    // Keys that are not channel:chatId are not chats.
+    return undefined;
+  }
 }
 
 /** Installs the protected heartbeat and Dream jobs (unless disabled in config). */

@@ -47,7 +47,9 @@ export class OutboundRelay {
 
   /** The engine-event subscriber for this turn. */
   readonly onEvent = (event: AgentEvent): void => {
-    const base = { channel: this.route.channel, chatId: this.route.chatId };
+    // Deltas and progress name the asking message too: a channel answering two threads at once
+    // must know which one each belongs to.
+    const base = { channel: this.route.channel, chatId: this.route.chatId, ...(this.route.replyTo ? { replyTo: this.route.replyTo } : {}) };
     if (event.type === "text_delta" && this.route.stream && this.streamId) {
       this.streamed = true;
       this.publish({ ...base, kind: "delta", streamId: this.streamId, delta: event.delta });
@@ -71,7 +73,7 @@ export class OutboundRelay {
     if (reply.warnings?.length) this.publish({ ...base, kind: "message", id: `${id}:note`, content: reply.warnings.map((w) => `Note: ${w}`).join("\n") });
     if (this.streamed && this.streamId) {
       // A started stream is always closed, even when the reply itself is suppressed.
-      this.publish({ channel: base.channel, chatId: base.chatId, kind: "stream_end", streamId: this.streamId, id, content: this.suppressed ? "" : content });
+      this.publish({ ...base, kind: "stream_end", streamId: this.streamId, id, content: this.suppressed ? "" : content });
     } else if (content && !this.suppressed) {
       this.publish({ ...base, kind: "message", id, content });
     }

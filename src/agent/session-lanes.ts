@@ -7,6 +7,7 @@
 import type { InboundMessage } from "../bus/types.js";
 import type { AgentEvent } from "../core/events.js";
 import type { UserContentPart } from "../core/messages.js";
+import type { SpanContext } from "../core/tracing/trace-context.js";
 import type { ReplyRoute } from "./outbound-relay.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
@@ -23,6 +24,8 @@ export interface WorkItem {
   route?: ReplyRoute;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** The caller's active span (or its `traceparent`) when it was queued: the turn span's parent. */
+  traceParent?: SpanContext;
   resolve(reply: TurnReply): void;
   reject(error: unknown): void;
 }
@@ -66,6 +69,13 @@ export class SessionLanes {
 
   size(): number {
     return this.lanes.size;
+  }
+
+  /** Items waiting in every lane's queue. */
+  queued(): number {
+    let count = 0;
+    for (const lane of this.lanes.values()) count += lane.queue.length;
+    return count;
   }
 
   all(): Lane[] {

@@ -38,11 +38,12 @@ export async function settleThrownTurn(runtime: Runtime, turn: ThrownTurn): Prom
       return;
     }
     // Commands never enter the history; a resumed turn's results were stored by the store, or refused.
-    if (turn.stopped || turn.request.toolResults || parseCommand(requestText(turn.request)) !== undefined) return;
+    // A resumed interrupted turn's message is stored already.
+    if (turn.stopped || turn.request.toolResults || turn.request.resumeMessageId || parseCommand(requestText(turn.request)) !== undefined) return;
     const defaults = runtime.config.agents.defaults;
     const profile = { contextWindow: defaults.contextWindowTokens, maxTokens: defaults.maxTokens, modelRef: defaults.model ?? "" };
     const input = await prepareTurnInput(runtime, profile, turn.sessionKey, turn.request.content);
-    const begun = await store.beginTurn(turn.sessionKey, input.message);
+    const begun = await store.beginTurn(turn.sessionKey, turn.request.messageId ? { ...input.message, id: turn.request.messageId } : input.message);
     await store.failTurn(begun.turnId, turn.error);
   } catch (error) {
     runtime.logger.error("could not close the failed turn", { sessionKey: turn.sessionKey, error: errorMessage(error), cause: errorMessage(turn.error) });

@@ -5,6 +5,7 @@
  * but its own call.
  */
 import type { Usage } from "../core/messages.js";
+import type { ToolTally } from "./tool-tally.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
 export interface TurnCompletedEvent {
@@ -24,6 +25,8 @@ export interface TurnCompletedEvent {
   error?: string;
   /** ISO time the turn finished. */
   at: string;
+  /** Tool calls made and failed, per tool. */
+  toolCalls?: ToolTally;
   /** Waiting for admission and a model slot, time inside model calls, and their count (ms). */
   timings?: { queueMs: number; modelMs: number; modelCalls: number };
 }
@@ -58,6 +61,7 @@ export class TurnObservers {
       ...(reply.command ? { command: reply.command } : {}),
       ...(reply.error ? { error: reply.error } : {}),
       at: new Date().toISOString(),
+      ...(reply.toolTally ? { toolCalls: reply.toolTally } : {}),
       ...(reply.timings ? { timings: { queueMs: reply.timings.queueMs, modelMs: reply.timings.modelMs, modelCalls: reply.timings.modelCalls } } : {}),
     };
     for (const listener of this.listeners) {

@@ -13,6 +13,9 @@ import type { Runtime } from "./runtime.js";
 import { agentThread } from "./agent-thread.js";
 import { runSessionTurn } from "./session-turn.js";
 import type { StageTiming } from "./stage-timer.js";
+import { recordTurnReply, withTurnSpan } from "./turn-span.js";
+import { ToolTallyCounter } from "./tool-tally.js";
+import type { ToolTally } from "./tool-tally.js";
 import { settleThrownTurn, thrownTurnReply, turnErrorKind } from "./turn-failure.js";
 
 export interface TurnRequest {
@@ -22,6 +25,12 @@ export interface TurnRequest {
   agent?: string;
   /** Where the message came from (`cli`, `api`, `mcp`, `cron`, a channel name). */
   channel?: string;
+  /**
+   * The chat the message came from, when it came from a chat channel. Recorded with the turn as
+   * the session's `chat` so deliveries that pick a chat (heartbeat) reach it even when the
+   * session key is a thread's (`slack:C1:1700.1`, `matrix:!room:hs:thread:$ev`).
+   */
+  chatId?: string;
   senderId?: string;
   metadata?: Record<string, unknown>;
   /**
@@ -35,6 +44,13 @@ export interface TurnRequest {
    * user message; `content` is ignored). Each must answer a call still open in the session.
    */
   toolResults?: Array<{ toolCallId: string; content: string }>;
+  /** The id the stored user message gets (an Idempotency-Key's first attempt records it). */
+  messageId?: string;
+  /**
+   * Answer this already stored user message, whose turn a dead worker left interrupted, instead
+   * of storing a new one (`content` is not stored again). Needs a store that can reopen turns.
+   */
+  resumeMessageId?: string;
 }
 
 export interface TurnOptions {
@@ -70,6 +86,8 @@ export interface TurnReply {
   timings?: TurnTimings;
   /** With stop reason `external_tool`: the calls the caller must run and answer (`toolResults`). */
   externalToolCalls?: ToolCallPart[];
+  /** Tool calls made and failed, per tool (for `/metrics`). */
+  toolTally?: ToolTally;
 }
 
 /** A turn's clock, ms: waiting for the concurrency gate, inside model calls, and per stage. */
@@ -77,8 +95,18 @@ export interface TurnTimings extends SlotClock {
   stages: StageTiming[];
 }
 
+/** What a processor has in hand right now (the gateway's `/metrics` gauges). */
+export interface TurnLoad {
+  /** Turns waiting: queued behind their session's running turn, or for admission or a model slot. */
+  queued: number;
+  /** Sessions with a turn running or queued. */
+  activeSessions: number;
+}
+
 export interface TurnProcessor {
   process(request: TurnRequest, options?: TurnOptions): Promise<TurnReply>;
+  /** Its queue and sessions now; absent for processors without a queue. */
+  load?(): TurnLoad;
   /** Where `turn_completed` events go (the gateway's `/api/events`). */
   readonly observers?: TurnObservers;
 }
@@ -93,11 +121,14 @@ export class DirectTurnProcessor implements TurnProcessor {
 
   constructor(private readonly runtime: Runtime) {}
 
-  async process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
-    const started = performance.now();
-    const reply = await this.processThread(request, options);
-    this.observers.completed(request, reply, started);
-    return reply;
+  process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
+    return withTurnSpan(request, undefined, async (span) => {
+      const started = performance.now();
+      const reply = await this.processThread(request, options);
+      recordTurnReply(span, reply);
+      this.observers.completed(request, reply, started);
+      return reply;
+    });
   }
 
   private async processThread(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
@@ -113,6 +144,7 @@ export class DirectTurnProcessor implements TurnProcessor {
 
   private async run(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
     let turnId: string | undefined;
+    const tools = new ToolTallyCounter();
     try {
       const profile = await this.runtime.resolveAgent(request.agent);
       const result = await runSessionTurn(this.runtime, {
@@ -120,7 +152,10 @@ export class DirectTurnProcessor implements TurnProcessor {
         content: request.content,
         profile,
         signal: options.signal,
-        onEvent: options.onEvent,
+        onEvent: (event) => {
+          tools.observe(event);
+          options.onEvent?.(event);
+        },
         onTurnBegun: (id) => {
           turnId = id;
         },
@@ -137,6 +172,7 @@ export class DirectTurnProcessor implements TurnProcessor {
         ...(result.stopReason === "error" ? { error: errorLine(result.error), errorKind: turnErrorKind(result.error) } : {}),
         ...(result.warnings ? { warnings: result.warnings } : {}),
         ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
+        ...tools.field,
       };
     } catch (error) {
       const stopped = isAbortError(error) || options.signal?.aborted === true;

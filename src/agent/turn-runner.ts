@@ -12,6 +12,8 @@ import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
+import { TurnNotResumableError } from "../session/types.js";
+import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { parseCommand } from "./commands/registry.js";
@@ -22,6 +24,7 @@ import type { AgentProfile, Runtime } from "./runtime.js";
 import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "./session-turn.js";
 import type { TurnEngineOutcome } from "./session-turn.js";
 import { StageTimer } from "./stage-timer.js";
+import { ToolTallyCounter } from "./tool-tally.js";
 import type { StageTiming } from "./stage-timer.js";
 import { turnErrorKind } from "./turn-failure.js";
 import { prepareTurnInput } from "./turn-input.js";
@@ -82,15 +85,18 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
   // A resumed external-tool turn carries tool results, not a message: never a command.
   const resuming = request.toolResults !== undefined;
-  const command = resuming ? undefined : parseCommand(text);
+  const reopening = request.resumeMessageId;
+  const command = resuming || reopening ? undefined : parseCommand(text);
   const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
 
   const restored = await timer.stage("restore", async () => {
     const metadata = await store.sessionMetadata(sessionKey);
     const preset = typeof metadata?.modelPreset === "string" ? metadata.modelPreset : undefined;
     const profile = await runtime.resolveAgent(request.agent, preset ? { modelPreset: preset } : {});
-    if (command) return { profile, history: [] as Message[], metadata };
+    if (command) return { profile, history: [] as Message[], metadata, reopened: undefined };
     if (metadata) await store.recoverDanglingTurns(sessionKey);
+    // Before the history is read: reopening takes the interrupted turn's marker off it.
+    const reopened = reopening ? await reopenTurn(store, sessionKey, reopening) : undefined;
     const estimator = sharedTokenEstimator(profile.modelRef);
     const budget = historyBudget(profile);
     const tokenBudget = Math.ceil(budget * RESTORE_HEADROOM);
@@ -99,9 +105,11 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     // Past the message cap every message "costs" the whole budget, so the read stops at the next user message.
     const estimate = (m: Message): number => (++read > messageCap ? tokenBudget + 1 : estimator.message(m));
     const history = metadata ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
-    return { profile, history, metadata };
+    return { profile, history, metadata, reopened };
   });
   const { profile } = restored;
+  // A reopened turn is pending from here on: a later stage that throws must close it.
+  if (restored.reopened) job.onTurnBegun?.(restored.reopened.turnId);
 
   let history = restored.history;
   if (!command && deps.consolidate !== false) {
@@ -134,7 +142,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   }
 
   const messages = await timer.stage("build", async () => {
-    const { channel, chatId } = splitKey(sessionKey, request.channel);
+    // A thread's session key carries the thread; the prompt names the chat the message came from.
+    const { channel, chatId } = request.channel && request.chatId ? { channel: request.channel, chatId: request.chatId } : splitKey(sessionKey, request.channel);
     const goal = goalPrompt(readGoal(restored.metadata));
     const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
     // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
@@ -143,19 +152,26 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   // An MCP-UI prompt action becomes the prompt's text before it is stored (ui-action-turn.ts).
-  const input = resuming
+  const input = resuming || restored.reopened
     ? undefined
     : await prepareTurnInput(runtime, profile, sessionKey, await expandUiPrompt(runtime, profile.tools, request.content, job.signal, profile.config?.prompts));
   if (input?.warning) job.onEvent?.({ type: "warning", message: input.warning });
   let turnId = "";
   let contextTokens = 0;
+  const tools = new ToolTallyCounter();
   const onEvent = (event: AgentEvent): void => {
     if (event.type === "llm_request") contextTokens = event.estimatedTokens;
+    tools.observe(event);
     job.onEvent?.(event);
   };
   const outcome = await timer.stage("run", async (): Promise<TurnEngineOutcome> => {
     let opening: Message[];
-    if (input) {
+    if (restored.reopened) {
+      // The message is in the history already.
+      turnId = restored.reopened.turnId;
+      opening = [];
+    } else if (input) {
+      if (request.messageId) input.message = { ...input.message, id: request.messageId };
       const turn = await store.beginTurn(sessionKey, input.message);
       turnId = turn.turnId;
       opening = [input.message];
@@ -165,7 +181,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
       turnId = resumed.handle.turnId;
       opening = resumed.messages;
     }
-    job.onTurnBegun?.(turnId);
+    if (!restored.reopened) job.onTurnBegun?.(turnId);
     // The caller's own tools win a name clash with the agent's (and with turn-bound ones).
     const external = (request.externalTools ?? []).map(externalTool);
     const extra = [...(job.extraTools?.(profile) ?? []).filter((t) => !external.some((e) => e.name === t.name)), ...external];
@@ -200,6 +216,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
       },
       lastContextTokens: contextTokens,
       lastModel: profile.modelRef,
+      ...chatOf(request, restored.metadata),
     };
     await saveTurnOutcome(store, turnId, outcome, { metadata });
   });
@@ -215,8 +232,14 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)), errorKind: turnErrorKind(result.error) } : {}),
     ...(input?.warning ? { warnings: [input.warning] } : {}),
     ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
+    ...tools.field,
   };
   return { reply, timings: timer.timings };
+}
+
+async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle> {
+  if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
+  return store.reopenInterruptedTurn(sessionKey, messageId);
 }
 
 function zeroUsage(): Usage {
@@ -228,6 +251,15 @@ function firstLine(text: string): string {
 }
 
 /** Channel and chat of a `channel:chatId` key (the request's channel wins). */
+/** The session's `chat` metadata to record with this turn: only when it is new or moved. */
+function chatOf(request: TurnRequest, metadata: Record<string, unknown> | null | undefined): { chat?: { channel: string; chatId: string } } {
+  const { channel, chatId } = request;
+  if (!channel || !chatId) return {};
+  const known = metadata?.chat as { channel?: unknown; chatId?: unknown } | undefined;
+  if (known?.channel === channel && known.chatId === chatId) return {};
+  return { chat: { channel, chatId } };
+}
+
 export function splitKey(sessionKey: string, channel?: string): { channel?: string; chatId?: string } {
   const at = sessionKey.indexOf(":");
   if (at <= 0) return channel ? { channel } : {};

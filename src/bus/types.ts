@@ -45,12 +45,15 @@ interface OutboundBase {
  */
 export type OutboundMessage =
   | (OutboundBase & { kind: "message"; id: string; content: string; media?: MediaItem[]; replyTo?: string })
-  /** A streamed piece of the reply; `streamId` groups the deltas of one reply. */
-  | (OutboundBase & { kind: "delta"; streamId: string; delta: string })
+  /**
+   * A streamed piece of the reply; `streamId` groups the deltas of one reply. `replyTo` is the
+   * asking message, as on `message`: the preview goes where the final reply would (its thread).
+   */
+  | (OutboundBase & { kind: "delta"; streamId: string; delta: string; replyTo?: string })
   /** The streamed reply is complete; `content` is the whole text. */
-  | (OutboundBase & { kind: "stream_end"; streamId: string; id: string; content: string })
-  /** Tool activity or other progress worth showing ("exec: npm test"). */
-  | (OutboundBase & { kind: "progress"; text: string; toolName?: string })
+  | (OutboundBase & { kind: "stream_end"; streamId: string; id: string; content: string; replyTo?: string })
+  /** Tool activity or other progress worth showing ("exec: npm test"), for the message `replyTo`. */
+  | (OutboundBase & { kind: "progress"; text: string; toolName?: string; replyTo?: string })
   | (OutboundBase & { kind: "typing" });
 
 export type OutboundKind = OutboundMessage["kind"];

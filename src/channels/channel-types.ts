@@ -10,15 +10,17 @@ import { discordSettingNotes } from "./discord/setting-notes.js";
 import { feishuSettingNotes } from "./feishu/setting-notes.js";
 import { matrixSettingNotes } from "./matrix/setting-notes.js";
 import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { napcatSettingNotes } from "./napcat/setting-notes.js";
 import { msteamsSettingNotes } from "./msteams/setting-notes.js";
 import { qqSettingNotes } from "./qq/setting-notes.js";
 import { signalSettingNotes } from "./signal/setting-notes.js";
 import { slackSettingNotes } from "./slack/setting-notes.js";
 import { wecomSettingNotes } from "./wecom/setting-notes.js";
+import { weixinSettingNotes } from "./weixin/setting-notes.js";
 import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
 
 /** Must match the keys of `defaultChannelFactories()` (a test holds them together). */
-export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom", "slack", "feishu", "msteams", "mattermost", "qq", "matrix", "signal", "whatsapp"] as const;
+export const CHANNEL_TYPES = ["telegram", "websocket", "email", "discord", "dingtalk", "wecom", "slack", "feishu", "msteams", "mattermost", "qq", "matrix", "signal", "whatsapp", "napcat", "weixin"] as const;
 
 /**
  * The Python nanobot's switches that sit directly under `channels`, beside the channel
@@ -35,7 +37,7 @@ export const CHANNEL_SWITCHES: ReadonlySet<string> = new Set([
 ]);
 
 /** Channels of the Python nanobot that nanobot (TS) does not have. */
-const PYTHON_ONLY = new Set(["mochat", "napcat", "weixin"]);
+const PYTHON_ONLY = new Set(["mochat"]);
 
 export interface ChannelTypeProblem {
   name: string;
@@ -90,6 +92,8 @@ export function channelSettingNotes(channels: Record<string, unknown>): string[]
     if (type === "matrix") out.push(...matrixSettingNotes(name, entry));
     if (type === "signal") out.push(...signalSettingNotes(name, entry));
     if (type === "whatsapp") out.push(...whatsappSettingNotes(name, entry));
+    if (type === "napcat") out.push(...napcatSettingNotes(name, entry));
+    if (type === "weixin") out.push(...weixinSettingNotes(name, entry));
   }
   return out;
 }

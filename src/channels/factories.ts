@@ -27,6 +27,9 @@ import { mattermostGates } from "./mattermost/access.js";
 import { parseMattermostConfig } from "./mattermost/config.js";
 import { MattermostChannel } from "./mattermost/mattermost-channel.js";
 import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { parseNapcatConfig } from "./napcat/config.js";
+import { NapcatChannel } from "./napcat/napcat-channel.js";
+import { napcatSettingNotes } from "./napcat/setting-notes.js";
 import { parseQQConfig } from "./qq/config.js";
 import { QQChannel } from "./qq/qq-channel.js";
 import { qqSettingNotes } from "./qq/setting-notes.js";
@@ -44,6 +47,9 @@ import { WebSocketChannel } from "./websocket/websocket-channel.js";
 import { parseWecomConfig } from "./wecom/config.js";
 import { wecomSettingNotes } from "./wecom/setting-notes.js";
 import { WecomChannel } from "./wecom/wecom-channel.js";
+import { parseWeixinConfig } from "./weixin/config.js";
+import { weixinSettingNotes } from "./weixin/setting-notes.js";
+import { WeixinChannel } from "./weixin/weixin-channel.js";
 
 export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
   new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
@@ -131,9 +137,23 @@ export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
   return channel;
 };
 
+/** QQ personal accounts through NapCat (OneBot v11 over NapCat's WebSocket server). */
+export const napcatFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new NapcatChannel({ ...deps, name, config: parseNapcatConfig(raw, name) });
+  for (const note of napcatSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
 export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
   const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
   for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
+  return channel;
+};
+
+/** Personal WeChat (iLink bot API); account.json lives under `<home>/weixin` unless `stateDir` says otherwise. */
+export const weixinFactory: ChannelFactory = ({ name, raw, deps }) => {
+  const channel = new WeixinChannel({ ...deps, name, config: parseWeixinConfig(raw, name, deps.home) });
+  for (const note of weixinSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
@@ -179,5 +199,7 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
     matrix: matrixFactory,
     signal: signalFactory,
     whatsapp: whatsappFactory,
+    napcat: napcatFactory,
+    weixin: weixinFactory,
   };
 }

@@ -17,6 +17,8 @@ import { createGatewayMetrics } from "./gateway-metrics.js";
 import { PROMETHEUS_CONTENT_TYPE } from "./metrics.js";
 import { ApiError, bodyTooLarge, errorResponse, shuttingDown } from "./errors.js";
 import { openAIRoutes } from "./openai-routes.js";
+import { parseTraceparent } from "../core/tracing/trace-context.js";
+import { tracingEnabled, withRemoteParent } from "../core/tracing/tracer.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./types.js";
 import type { GatewayDeps } from "./types.js";
 import { webApiRoutes } from "./web-api.js";
@@ -68,6 +70,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     return streamedLimit(c, next);
   });
+  // A client's W3C `traceparent` becomes the parent of the turns its request runs.
+  app.use("*", (c, next) => (tracingEnabled() ? withRemoteParent(parseTraceparent(c.req.header("traceparent")), next) : next()));
   app.route("/v1", openAIRoutes(deps, turns));
   const elicitations = new PendingElicitations();
   app.route("/api", webApiRoutes(deps, turns, elicitations));
@@ -77,7 +81,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   if (deps.mcpLogins) app.route("/api", mcpLoginRoutes(deps.mcpLogins));
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));
-  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore });
+  const load = deps.processor.load?.bind(deps.processor);
+  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore, ...(load ? { load } : {}) });
   app.get("/metrics", (c) => c.body(metrics.registry.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));

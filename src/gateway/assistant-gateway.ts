@@ -14,8 +14,12 @@ import { errorMessage } from "../core/errors.js";
 import { CronService } from "../cron/cron-service.js";
 import { cronJobsPath } from "../cron/cron-store.js";
 import { SqliteSessionStore } from "../session/sqlite-store.js";
+import type { SessionStore, Singletons } from "../session/types.js";
 import { startRuntimeGateway } from "./runtime-gateway.js";
 import type { RunningGateway } from "./runtime-gateway.js";
+
+/** The leadership that runs cron and the channels. */
+export const SINGLETONS_GROUP = "gateway";
 
 export interface AssistantGatewayOptions {
   host?: string;
@@ -59,14 +63,30 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     httpServer: gateway.server.httpServer,
   });
   started.manager = channels;
+  // Cron (with heartbeat and Dream) and the channels (pollers, socket connections) run on one
+  // worker of a cluster sharing a PostgreSQL store: its elected leader. A single process leads alone.
   const stopChannels = new AbortController();
-  const channelResults = await channels.startAll(stopChannels.signal);
-  for (const r of channelResults) {
-    if (r.ok) logger.info(`channel ${r.name} started`);
-    else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
-  }
+  let channelResults: ChannelStartResult[] = [];
+  const singletons: Singletons = {
+    start: async (term) => {
+      const signal = AbortSignal.any([term, stopChannels.signal]);
+      channelResults = await channels.startAll(signal);
+      for (const r of channelResults) {
+        if (r.ok) logger.info(`channel ${r.name} started`);
+        else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
+      }
+      cron.start();
+    },
+    stop: async () => {
+      cron.stop();
+      await channels.stopAll();
+    },
+  };
   loop.start();
-  cron.start();
+  const leadership = (store as SessionStore).leadership?.(SINGLETONS_GROUP);
+  if (leadership) await leadership.start(singletons);
+  else await singletons.start(stopChannels.signal);
+  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and channels run there");
 
   let closing: Promise<void> | undefined;
   return {
@@ -78,8 +98,8 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     close: () =>
       (closing ??= (async () => {
         stopChannels.abort();
-        await channels.stopAll();
-        cron.stop();
+        if (leadership) await leadership.stop();
+        else await singletons.stop();
         await loop.stop();
         await gateway.close();
       })()),

@@ -4,6 +4,7 @@
  * loop), the running-turn registry and the store's call timings.
  */
 import type { TurnObservers } from "../agent/turn-observers.js";
+import type { TurnLoad } from "../agent/turn-processor.js";
 import type { StoreCallListener } from "../session/timed-store.js";
 import type { ActiveTurns } from "./active-turns.js";
 import { MetricsRegistry } from "./metrics.js";
@@ -11,6 +12,8 @@ import { MetricsRegistry } from "./metrics.js";
 export interface GatewayMetricsSources {
   observers?: TurnObservers;
   turns: ActiveTurns;
+  /** The processor's queue and sessions (the AgentLoop's lanes, every face's turns). */
+  load?: () => TurnLoad;
   /** Subscribes to the store's call timings; returns the unsubscribe. */
   observeStore?: (listener: StoreCallListener) => () => void;
 }
@@ -27,10 +30,14 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): { registry
   const tokens = registry.counter("nanobot_tokens_total", "Tokens by type (prompt, completion).");
   const toolUses = registry.counter("nanobot_tool_turns_total", "Turns that used a tool, by tool.");
   const toolFailures = registry.counter("nanobot_tool_turn_errors_total", "Failed turns that used a tool, by tool.");
+  const toolCalls = registry.counter("nanobot_tool_calls_total", "Tool calls, by tool.");
+  const toolErrors = registry.counter("nanobot_tool_errors_total", "Tool calls that failed (an error result), by tool.");
   const storeLatency = registry.histogram("nanobot_store_operation_duration_seconds", "Session store calls by operation.", STORE_BUCKETS);
   const storeErrors = registry.counter("nanobot_store_errors_total", "Session store calls that failed, by operation.");
   registry.gauge("nanobot_active_turns", "Turns the gateway is running now.", () => sources.turns.size);
-  registry.gauge("nanobot_active_sessions", "Sessions with a turn running now.", () => sources.turns.sessionCount);
+  const load = sources.load;
+  registry.gauge("nanobot_active_sessions", "Sessions with a turn running (or queued) now.", () => (load ? load().activeSessions : sources.turns.sessionCount));
+  registry.gauge("nanobot_turn_queue_depth", "Turns waiting behind their session's turn, for admission or for a model slot.", () => load?.().queued ?? 0);
 
   const unsubscribe: Array<() => void> = [];
   if (sources.observers) {
@@ -43,6 +50,10 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): { registry
         for (const tool of event.toolsUsed) {
           toolUses.inc({ tool });
           if (event.stopReason === "error") toolFailures.inc({ tool });
+        }
+        for (const [tool, tally] of Object.entries(event.toolCalls ?? {})) {
+          toolCalls.inc({ tool }, tally.calls);
+          if (tally.errors > 0) toolErrors.inc({ tool }, tally.errors);
         }
         const t = event.timings;
         if (t) {

@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on `POST /v1/chat/completions` (the IETF httpapi draft's semantics): a
+ * `Idempotency-Key` on `POST /v1/chat/completions` and the web UI's `POST /api/chat` (the IETF httpapi draft's semantics): a
  * request repeated with the same key in the same session never starts a second turn and never
  * stores the user message twice. While the first is running the repeat waits for it; once it
  * finished the repeat gets its answer again (errors included: the message is already in the
@@ -10,6 +10,7 @@
  * worker on the same PostgreSQL) still knows them: the newest 100 per session, for 24 hours.
  */
 import { createHash } from "node:crypto";
+import { messageId } from "../core/ids.js";
 import type { TurnReply } from "../agent/turn-processor.js";
 import type { SessionStore } from "../session/types.js";
 import { ApiError } from "./errors.js";
@@ -28,7 +29,20 @@ interface KeyRecord {
   at: number;
   status: "running" | "done";
   result?: { reply: StoredReply; timedOut: boolean };
+  /** The worker running it (stores shared by several workers). */
+  owner?: string;
+  /** The id of the user message the request stores (a retry resumes its turn). */
+  messageId?: string;
 }
+
+/** How the turn of a keyed request runs: its user message's id, and whether it resumes an interrupted turn. */
+export interface KeyedTurn {
+  messageId: string;
+  resume: boolean;
+}
+
+/** Between looks at a request another worker is running. */
+const WAIT_POLL_MS = 250;
 
 type KeyRecords = Record<string, KeyRecord>;
 
@@ -71,7 +85,7 @@ export class IdempotentRequests {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async run(sessionKey: string, key: string, fingerprint: string, turn: () => Promise<GatewayTurnResult>): Promise<IdempotentOutcome> {
+  async run(sessionKey: string, key: string, fingerprint: string, turn: (keyed: KeyedTurn) => Promise<GatewayTurnResult>): Promise<IdempotentOutcome> {
     const id = `${sessionKey}\n${key}`;
     const live = this.running.get(id);
     if (live) {
@@ -84,34 +98,63 @@ export class IdempotentRequests {
     done.catch(() => undefined);
     this.running.set(id, { fingerprint, done });
     try {
-      const known = (await this.records(sessionKey))[key];
+      const known = await this.settledElsewhere(sessionKey, key);
+      let keyed: KeyedTurn = { messageId: messageId(), resume: false };
       if (known) {
         this.checkSame(known.fingerprint, fingerprint);
         if (known.status === "done" && known.result) {
           settle(Promise.resolve(known.result));
           return { ...known.result, replayed: true };
         }
-        const interrupted = new ApiError(
-          409,
-          "The first request with this Idempotency-Key was interrupted before it was answered (the gateway stopped); its message is kept in the session. Send a new key to ask again.",
-          "invalid_request_error",
-          "idempotency_key_interrupted",
-        );
+        // Its worker died mid-turn: the message is stored; a store that can reopen the turn answers it now.
+        if (known.messageId && this.store.reopenInterruptedTurn) keyed = { messageId: known.messageId, resume: true };
+      }
+      if (known && !keyed.resume) {
+        const interrupted = interruptedError();
         settle(Promise.reject(interrupted));
         throw interrupted;
       }
-      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "running" });
-      const result = turn();
+      const owner = await this.store.workerId?.();
+      const running: KeyRecord = { fingerprint, at: this.now(), status: "running", messageId: keyed.messageId, ...(owner ? { owner } : {}) };
+      await this.save(sessionKey, key, running);
+      const result = turn(keyed);
       settle(result);
       const finished = await result.catch(async (err: unknown) => {
         // Nothing was answered: the key may be used again.
         await this.save(sessionKey, key, undefined);
         throw err;
       });
-      await this.save(sessionKey, key, { fingerprint, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
+      await this.save(sessionKey, key, { ...running, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
       return { ...finished, replayed: false };
     } finally {
       this.running.delete(id);
+    }
+  }
+
+  /**
+   * Refuses, before any answer starts, a key this session already used with another body (422).
+   * `run` checks again (and decides whether an unanswered first attempt is waited for, resumed
+   * or refused); this lets a streamed answer fail with a real HTTP status instead of an event.
+   */
+  async check(sessionKey: string, key: string, fingerprint: string): Promise<void> {
+    const live = this.running.get(`${sessionKey}\n${key}`);
+    if (live) return this.checkSame(live.fingerprint, fingerprint);
+    const known = (await this.records(sessionKey))[key];
+    if (!known) return;
+    this.checkSame(known.fingerprint, fingerprint);
+  }
+
+  /**
+   * The key's record once no live worker is running it: a request another live worker runs is
+   * waited for (until it is answered, forgotten after a failure, or that worker dies).
+   */
+  private async settledElsewhere(sessionKey: string, key: string): Promise<KeyRecord | undefined> {
+    for (;;) {
+      const known = (await this.records(sessionKey))[key];
+      if (!known || known.status !== "running" || !known.owner || !this.store.workerAlive) return known;
+      if (known.owner === (await this.store.workerId?.())) return known;
+      if (!(await this.store.workerAlive(known.owner))) return known;
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
     }
   }
 
@@ -139,6 +182,15 @@ export class IdempotentRequests {
       .slice(0, MAX_KEYS);
     await this.store.updateMetadata(sessionKey, { [METADATA_KEY]: Object.fromEntries(kept) });
   }
+}
+
+function interruptedError(): ApiError {
+  return new ApiError(
+    409,
+    "The first request with this Idempotency-Key was interrupted before it was answered (the gateway stopped); its message is kept in the session. Send a new key to ask again.",
+    "invalid_request_error",
+    "idempotency_key_interrupted",
+  );
 }
 
 function storedReply(reply: TurnReply): StoredReply {

@@ -70,7 +70,10 @@ export function openAIRoutes(deps: GatewayDeps, turns: ActiveTurns): Hono {
     const run: TurnRunner =
       key === undefined
         ? (options) => runGatewayTurn(deps, turns, request, options)
-        : (options) => idempotent.run(input.sessionKey, key, requestFingerprint(body), () => runGatewayTurn(deps, turns, request, { ...options, signal: undefined }));
+        : (options) =>
+            idempotent.run(input.sessionKey, key, requestFingerprint(body), (keyed) =>
+              runGatewayTurn(deps, turns, { ...request, messageId: keyed.messageId, ...(keyed.resume ? { resumeMessageId: keyed.messageId } : {}) }, { ...options, signal: undefined }),
+            );
     return input.stream ? streamCompletion(c, deps, input, meta, run) : completeOnce(c, deps, meta, started, run);
   });
 

@@ -15,6 +15,8 @@ import { localNamesFor } from "./host-check.js";
 import type { HostPolicy } from "./host-check.js";
 import { createMcpHttpHandler } from "./mcp/http-handler.js";
 import { packageVersion } from "../core/version.js";
+import { startTracing } from "../core/tracing/setup.js";
+import type { TracingHandle } from "../core/tracing/setup.js";
 import type { GatewayApp } from "./app.js";
 import { startGatewayServer } from "./server.js";
 import type { GatewayServer } from "./server.js";
@@ -44,7 +46,9 @@ export interface RunningGateway {
   setupHelp?: string;
   /** What the web UI's notice bar shows now (say it at start-up too). */
   notices: () => string[];
-  /** Graceful shutdown: turns stopped and saved, server closed, runtime closed. */
+  /** Tracing as the OTEL_* variables set it up (off when they are absent). */
+  tracing: TracingHandle;
+  /** Graceful shutdown: turns stopped and saved, server closed, runtime closed, spans flushed. */
   close(): Promise<void>;
 }
 
@@ -131,6 +135,9 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
   const port = options.port ?? runtime.config.gateway.port;
   checkBindAllowed(host, runtime.config.gateway.apiKey);
   const deps = gatewayDepsFor(runtime, options);
+  // OTEL_* from the runtime's environment; unconfigured, this loads and creates nothing.
+  const tracing = await startTracing({ env: runtime.env, warn: (message) => runtime.logger.warn(message) });
+  if (tracing.enabled) runtime.logger.info("exporting traces over OTLP/HTTP", { endpoint: tracing.endpoint });
   const mcp = createMcpHttpHandler({
     processor: deps.processor,
     config: runtime.config,
@@ -142,11 +149,15 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
     log: (level, msg, data) => runtime.logger[level](msg, data),
   });
   const gateway = createGatewayApp({ ...deps, mcpHandler: mcp });
-  const server = await startGatewayServer({ gateway, host, port, hostPolicy: deps.hostPolicy });
+  const server = await startGatewayServer({ gateway, host, port, hostPolicy: deps.hostPolicy }).catch(async (err: unknown) => {
+    await tracing.shutdown();
+    throw err;
+  });
   let closing: Promise<void> | undefined;
   return {
     server,
     gateway,
+    tracing,
     setupHelp: deps.setupHelp,
     notices: deps.notices ?? (() => []),
     close: () =>
@@ -155,6 +166,7 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
         await server.close();
         await mcp.close();
         await runtime.close();
+        await tracing.shutdown();
       })()),
   };
 }

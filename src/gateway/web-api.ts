@@ -6,10 +6,12 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { z } from "zod";
+import type { AgentEvent } from "../core/events.js";
 import { SessionStoreError } from "../session/types.js";
 import type { ActiveTurns } from "./active-turns.js";
 import type { PendingElicitations } from "./elicitation.js";
 import { ApiError } from "./errors.js";
+import { IdempotentRequests, idempotencyKeyOf, requestFingerprint } from "./idempotency.js";
 import { modelNames } from "./openai-routes.js";
 import { runGatewayTurn, turnDeadline } from "./run-turn.js";
 import { DEFAULT_AGENT } from "./types.js";
@@ -47,6 +49,7 @@ const chatSchema = z.object({ message: z.string().min(1), session: z.string().op
 export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations?: PendingElicitations): Hono {
   const app = new Hono();
   const store = deps.store;
+  const idempotent = new IdempotentRequests(store);
 
   app.get("/info", (c) =>
     c.json({
@@ -108,6 +111,11 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
     const key = webSessionKey(parsed.data.session);
     const known = modelNames(deps);
     if (agent !== undefined && !known.includes(agent)) throw new ApiError(400, `unknown agent ${agent}`, "invalid_request_error", "model_not_found", "agent");
+    // With an Idempotency-Key (the UI sends one per message and retries with it when the
+    // connection drops), a repeat never runs a second turn: it gets the first one's answer.
+    const idempotencyKey = idempotencyKeyOf(c.req.header("idempotency-key"));
+    const fingerprint = requestFingerprint({ message, agent, session: key });
+    if (idempotencyKey !== undefined) await idempotent.check(key, idempotencyKey, fingerprint);
     return streamSSE(c, async (stream) => {
       const client = new AbortController();
       stream.onAbort(() => client.abort());
@@ -121,23 +129,26 @@ export function webApiRoutes(deps: GatewayDeps, turns: ActiveTurns, elicitations
       const deadline = turnDeadline(deps);
       const unregister = elicitations && deps.elicitation?.register(key, elicitations.askerFor(emit, deadline));
       try {
-        const { reply, timedOut } = await runGatewayTurn(
-          deps,
-          turns,
-          { sessionKey: key, content: message, agent: agent === DEFAULT_AGENT ? undefined : agent, channel: WEB_CHANNEL },
-          {
-            signal: client.signal,
-            deadline,
-            onEvent: (e) => {
-              const w = toWebEvent(e);
-              if (w) emit(w);
-            },
+        const request = { sessionKey: key, content: message, agent: agent === DEFAULT_AGENT ? undefined : agent, channel: WEB_CHANNEL };
+        const options = {
+          signal: client.signal,
+          deadline,
+          onEvent: (e: AgentEvent) => {
+            const w = toWebEvent(e);
+            if (w) emit(w);
           },
-        );
+        };
+        // A keyed turn goes on when its connection drops: the UI's retry collects the answer.
+        const { reply, timedOut, replayed } =
+          idempotencyKey === undefined
+            ? { ...(await runGatewayTurn(deps, turns, request, options)), replayed: false }
+            : await idempotent.run(key, idempotencyKey, fingerprint, (keyed) =>
+                runGatewayTurn(deps, turns, { ...request, messageId: keyed.messageId, ...(keyed.resume ? { resumeMessageId: keyed.messageId } : {}) }, { ...options, signal: undefined }),
+              );
         // A reply's warnings normally came as events already; any that did not are sent before `done`.
         for (const message of reply.warnings ?? []) if (!warned.has(message)) emit({ type: "warning", message });
         const error = timedOut ? "the turn took too long and was stopped" : reply.error;
-        emit({ type: "done", content: reply.content, stopReason: reply.stopReason, toolsUsed: reply.toolsUsed, ...(error ? { error } : {}) });
+        emit({ type: "done", content: reply.content, stopReason: reply.stopReason, toolsUsed: reply.toolsUsed, ...(error ? { error } : {}), ...(replayed ? { replayed } : {}) });
       } catch (err) {
         emit({ type: "error", message: err instanceof Error ? err.message : String(err) });
       } finally {

@@ -53,7 +53,7 @@ export type WebEvent =
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean; ui?: WebUiResource[] }
   /** Something the user should know about the turn, e.g. that their message was cut to fit the model. */
   | { type: "warning"; message: string }
-  | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
+  | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string; replayed?: boolean }
   | { type: "error"; message: string }
   | WebElicitation
   | { type: "elicitation_end"; id: string; action: "accept" | "decline" | "cancel" };

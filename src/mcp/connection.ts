@@ -33,6 +33,8 @@ import { createTransport, detectTransportType, expandVars, shouldFallBackToSse }
 import { HookedTransport, UNHOOKED_META_KEY, hookRejectionText } from "./hooked-transport.js";
 import type { HookCaller } from "./hooks.js";
 import { describeConnectError } from "./connect-error.js";
+import { withMcpRequestSpan } from "./request-span.js";
+import type { McpRequestTarget } from "./request-span.js";
 import { MAX_AUTHORIZATIONS, authorizedSince, loginReason, oauthProviderFor, oauthStoreFor } from "./oauth/connect-auth.js";
 import type { NanobotOAuthProvider } from "./oauth/provider.js";
 import type { OAuthStore } from "./oauth/token-store.js";
@@ -159,7 +161,15 @@ export class McpConnection {
     return this.opening;
   }
 
-  async callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+  callTool(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    return withMcpRequestSpan(this.spanTarget(), "tools/call", tool, async (span) => {
+      const result = await this.callToolOnce(tool, args, options);
+      if (result.isError) span?.fail(undefined, "tool_error");
+      return result;
+    });
+  }
+
+  private callToolOnce(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     return this.withRetry(options.signal, async (client) => {
       const controller = new AbortController();
       let timedOut = false;
@@ -198,12 +208,18 @@ export class McpConnection {
     });
   }
 
-  async getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
-    return this.withRetry(signal, (client) => client.getPrompt({ name, arguments: args }, { signal }));
+  getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    return withMcpRequestSpan(this.spanTarget(), "prompts/get", name, () =>
+      this.withRetry(signal, (client) => client.getPrompt({ name, arguments: args }, { signal })),
+    );
   }
 
-  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
-    return this.withRetry(signal, (client) => client.readResource({ uri }, { signal }));
+  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return withMcpRequestSpan(this.spanTarget(), "resources/read", uri, () => this.withRetry(signal, (client) => client.readResource({ uri }, { signal })));
+  }
+
+  private spanTarget(): McpRequestTarget {
+    return { server: this.name, spec: this.spec, env: this.options.env };
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
 import { isSecretKey } from "../core/scrub.js";
+import { activeTraceparent } from "../core/tracing/tracer.js";
 import { BoundedStdioClientTransport } from "./stdio-transport.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
 
@@ -108,7 +109,22 @@ export function createTransport(
   }
   const headers = expandMap(spec.headers, env);
   const requestInit: RequestInit | undefined = headers ? { headers } : undefined;
-  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider, ...(authFetch ? { fetch: authFetch } : {}) } : {}) };
+  const fetch = tracingFetch(authProvider ? authFetch : undefined);
+  const opts = { ...(requestInit ? { requestInit } : {}), ...(authProvider ? { authProvider } : {}), fetch };
   const transport = type === "sse" ? new SSEClientTransport(url, opts) : new StreamableHTTPClientTransport(url, opts);
   return { transport, type, stderrTail: () => "" };
+}
+
+type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** `fetch` that sends the active span's `traceparent` (W3C Trace Context) when tracing is on. */
+export function tracingFetch(inner?: FetchLike): FetchLike {
+  const send: FetchLike = inner ?? ((input, init) => globalThis.fetch(input, init));
+  return (input, init) => {
+    const traceparent = activeTraceparent();
+    if (!traceparent) return send(input, init);
+    const headers = new Headers(init?.headers);
+    headers.set("traceparent", traceparent);
+    return send(input, { ...init, headers });
+  };
 }

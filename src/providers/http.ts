@@ -5,6 +5,7 @@
  */
 import type { EventSourceMessage } from "eventsource-parser";
 import { ProviderError } from "../core/errors.js";
+import { annotateActiveSpan, tracingEnabled } from "../core/tracing/tracer.js";
 import { mapHttpError, mapNetworkError, mapStreamError } from "./error-mapping.js";
 import type { ErrorContext } from "./error-mapping.js";
 import { encodeJsonBody } from "./json-body.js";
@@ -28,6 +29,17 @@ export interface StreamProgress {
 /** Joins a base URL and a path without doubling or dropping slashes. */
 export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}
+
+/** `server.address` / `server.port` of the model call's span (see engine/loop/model-span.ts). */
+function serverAttributes(url: string): Record<string, string | number | undefined> {
+  if (!tracingEnabled()) return {};
+  try {
+    const parsed = new URL(url);
+    return { "server.address": parsed.hostname, "server.port": parsed.port ? Number(parsed.port) : parsed.protocol === "https:" ? 443 : 80 };
+  } catch {
+    return {};
+  }
 }
 
 function safeJson(text: string): unknown {
@@ -57,6 +69,7 @@ export async function* streamSse(
     idleMs,
     signal,
   };
+  annotateActiveSpan(serverAttributes(init.url));
   let source: SseSource;
   try {
     source = target.fetch ? await openWithFetch(target.fetch, init) : await openWithNodeHttp(init);

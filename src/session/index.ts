@@ -1,16 +1,19 @@
 /** Sessions and threads: the `SessionStore` seam, its SQLite implementation, keys, JSONL import/export. */
 export type {
   ConsolidationPoint,
+  Leadership,
   LoadHistoryOptions,
   SessionInfo,
+  SessionLease,
   SessionStore,
+  Singletons,
   ThreadInfo,
   ThreadStatus,
   TurnHandle,
   TurnInfo,
   TurnStatus,
 } from "./types.js";
-export { SessionStoreError } from "./types.js";
+export { SessionStoreError, TurnNotResumableError } from "./types.js";
 export { SqliteSessionStore } from "./sqlite-store.js";
 export type { SqliteSessionStoreOptions } from "./sqlite-store.js";
 export type { RetryPolicy } from "./sqlite-db.js";

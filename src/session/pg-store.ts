@@ -5,6 +5,7 @@
  * one-at-a-time behaviour SQLite's single writer gives, and sessions do not wait for each other.
  * The schema is migrated on first use (or ahead of time with `nanobot store migrate`).
  */
+import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
@@ -12,6 +13,9 @@ import type { Logger } from "../core/logger.js";
 import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
+import { PgLeadership } from "./pg-leader.js";
+import { PgSessionLeases } from "./pg-leases.js";
+import { LOCK_KEY_SQL, LockConnection } from "./pg-lock-connection.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
@@ -27,7 +31,7 @@ import { DEFAULT_RETRY } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
-import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, SessionInfo, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
+import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
 
 /** Rows read per round trip when a budgeted history load walks back from the newest message. */
 const HISTORY_PAGE = 64;
@@ -44,6 +48,10 @@ export interface PgSessionStoreOptions {
   logger?: Logger;
   /** Exact token counts to save with each message written (read back with it); none when absent. */
   tokenCounter?: MessageTokenCounter;
+  /** Heartbeat of the connections holding session leases (default 5 s). */
+  leaseHeartbeatMs?: number;
+  /** Time between a follower's tries for leadership (default 2 s). */
+  leaderRetryMs?: number;
 }
 
 export class PgSessionStore implements PortableSessionStore {
@@ -55,6 +63,14 @@ export class PgSessionStore implements PortableSessionStore {
   private readonly now: () => number;
   private readonly tokenCounter: MessageTokenCounter | undefined;
   private migrated: Promise<PgMigrationResult> | undefined;
+  private readonly leases: PgSessionLeases;
+  private closed: Promise<void> | undefined;
+  /** The server URL without nanobot's `schema` parameter (lock connections need no search path). */
+  private readonly lockUrl: string;
+  private readonly leaderRetryMs: number | undefined;
+  private worker: Promise<{ id: string; connection: LockConnection }> | undefined;
+  /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
+  private readonly turnLeases = new Map<string, SessionLease>();
 
   constructor(options: PgSessionStoreOptions) {
     const { url, schema } = splitSchema(options.url);
@@ -68,6 +84,14 @@ export class PgSessionStore implements PortableSessionStore {
     this.pool = createPool({ url, schema: this.schema, max: options.maxConnections });
     // Nothing is lost by leaving a failed load unobserved here: every use awaits this promise.
     void this.pool.catch(() => undefined);
+    this.lockUrl = url;
+    this.leaderRetryMs = options.leaderRetryMs;
+    this.leases = new PgSessionLeases({
+      url,
+      namespace: this.schema ?? "public",
+      heartbeatMs: options.leaseHeartbeatMs,
+      cancel: async (pid) => void (await (await this.pool).query("SELECT pg_cancel_backend($1)", [pid])),
+    });
   }
 
   /** Applies pending migrations (once per store; every call waits for the same run). */
@@ -189,16 +213,95 @@ export class PgSessionStore implements PortableSessionStore {
 
   // ── turns ───────────────────────────────────────────────────────────────────────────────
 
+  leaseSession(sessionKey: string, signal?: AbortSignal): Promise<SessionLease> {
+    return this.leases.acquire(sessionKey, signal);
+  }
+
+  workerId(): Promise<string> {
+    this.worker ??= (async () => {
+      const id = randomUUID();
+      const connection = await LockConnection.open({ url: this.lockUrl });
+      await connection.lock(this.workerLock(id));
+      return { id, connection };
+    })();
+    return this.worker.then((w) => w.id);
+  }
+
+  /** A worker is alive while its lock connection holds its lock. */
+  async workerAlive(id: string): Promise<boolean> {
+    const own = await this.worker?.catch(() => undefined);
+    if (own?.id === id) return own.connection.healthy;
+    await this.migrate();
+    return pgWriteTransaction(await this.pool, async (client) => {
+      const { rows } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS free`, [this.workerLock(id)]);
+      return rows[0]?.free !== true;
+    });
+  }
+
+  private workerLock(id: string): string {
+    return `nanobot:worker:${this.schema ?? "public"}:${id}`;
+  }
+
+  leadership(group: string): Leadership {
+    return new PgLeadership({
+      url: this.lockUrl,
+      lockName: `nanobot:leader:${this.schema ?? "public"}:${group}`,
+      logger: this.log,
+      ...(this.leaderRetryMs !== undefined ? { retryMs: this.leaderRetryMs } : {}),
+    });
+  }
+
+  /**
+   * Under the session's lease (the caller's, or one taken here for this turn): a turn still
+   * pending then belongs to a worker that lost its lease, so closing it is safe.
+   */
   async beginTurn(sessionKey: string, userMessage: UserMessage): Promise<TurnHandle> {
-    const handle = await this.write({ session: sessionKey }, (q) => turns.beginTurn(this.ops(q), sessionKey, userMessage));
+    const handle = await this.underLease(sessionKey, (turn) => turn.turnId, () =>
+      this.write({ session: sessionKey }, (q) => turns.beginTurn(this.ops(q), sessionKey, userMessage)),
+    );
     if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
     return handle;
   }
 
   async resumeTurn(sessionKey: string, results: readonly ToolMessage[]): Promise<{ handle: TurnHandle; messages: Message[] }> {
-    const resumed = await this.write({ session: sessionKey }, (q) => turns.beginResumedTurn(this.ops(q), sessionKey, results));
+    const resumed = await this.underLease(sessionKey, (r) => r.handle.turnId, () =>
+      this.write({ session: sessionKey }, (q) => turns.beginResumedTurn(this.ops(q), sessionKey, results)),
+    );
     if (resumed.handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: resumed.handle.recoveredTurns });
     return resumed;
+  }
+
+  /** Runs `begin` holding the session's lease; a lease taken here is kept by the new turn until it closes. */
+  private async underLease<T>(sessionKey: string, turnOf: (begun: T) => string, begin: () => Promise<T>): Promise<T> {
+    if (this.leases.holds(sessionKey)) return begin();
+    const lease = await this.leases.acquire(sessionKey);
+    try {
+      const begun = await begin();
+      this.turnLeases.set(turnOf(begun), lease);
+      return begun;
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+  }
+
+  async reopenInterruptedTurn(sessionKey: string, userMessageId: string): Promise<TurnHandle> {
+    const handle = await this.underLease(sessionKey, (turn) => turn.turnId, () =>
+      this.write({ session: sessionKey }, (q) => turns.reopenInterruptedTurn(this.ops(q), sessionKey, userMessageId)),
+    );
+    this.log.info("reopened an interrupted turn", { sessionKey, turnId: handle.turnId });
+    return handle;
+  }
+
+  /** Closes a turn, then lets go of the lease `beginTurn` took for it. */
+  private async closing(turnId: string, close: () => Promise<void>): Promise<void> {
+    try {
+      await close();
+    } finally {
+      const lease = this.turnLeases.get(turnId);
+      this.turnLeases.delete(turnId);
+      await lease?.release();
+    }
   }
 
   async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {
@@ -206,15 +309,15 @@ export class PgSessionStore implements PortableSessionStore {
   }
 
   async completeTurn(turnId: string, result: RunResult, options?: CloseTurnOptions): Promise<void> {
-    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.completeTurn(this.ops(q), turnId, result), options));
+    await this.closing(turnId, () => this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.completeTurn(this.ops(q), turnId, result), options)));
   }
 
   async failTurn(turnId: string, error: unknown, options?: CloseTurnOptions): Promise<void> {
-    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.failTurn(this.ops(q), turnId, error), options));
+    await this.closing(turnId, () => this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.failTurn(this.ops(q), turnId, error), options)));
   }
 
   async stopTurn(turnId: string, checkpoint?: Checkpoint, options?: CloseTurnOptions): Promise<void> {
-    await this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.stopTurn(this.ops(q), turnId, checkpoint), options));
+    await this.closing(turnId, () => this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.stopTurn(this.ops(q), turnId, checkpoint), options)));
   }
 
   private async patchTurnSession(q: PgQueries, sessionKey: string, options: CloseTurnOptions | undefined): Promise<void> {
@@ -226,7 +329,14 @@ export class PgSessionStore implements PortableSessionStore {
     // Nearly always there is nothing to recover: one indexed read spares a serializable transaction.
     const { rowCount } = await (await this.pool).query("SELECT 1 FROM turns WHERE session_key = $1 AND status = 'pending' LIMIT 1", [sessionKey]);
     if (!rowCount) return 0;
-    return this.write({ session: sessionKey }, (q) => turns.recoverDanglingTurns(this.ops(q), sessionKey));
+    return this.write({ session: sessionKey }, async (q) => {
+      // Without the lease, the pending turn is another worker's only if that worker holds it now.
+      if (!this.leases.holds(sessionKey)) {
+        const free = await q.one<{ ok: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS ok`, [this.leases.lockName(sessionKey)]);
+        if (!free?.ok) return 0;
+      }
+      return turns.recoverDanglingTurns(this.ops(q), sessionKey);
+    });
   }
 
   async getTurn(turnId: string): Promise<TurnInfo | null> {
@@ -279,10 +389,19 @@ export class PgSessionStore implements PortableSessionStore {
     await this.write({ session: rows.session.key }, (q) => records.writeRecords(q, rows));
   }
 
-  async close(): Promise<void> {
-    // Waits for a migration still running, so no query is cut off by the pool ending.
-    await this.migrated?.catch(() => undefined);
-    await (await this.pool.catch(() => undefined))?.end();
+  /** Safe to call twice. */
+  close(): Promise<void> {
+    this.closed ??= (async () => {
+      const leases = [...this.turnLeases.values()];
+      this.turnLeases.clear();
+      await Promise.all(leases.map((l) => l.release().catch(() => undefined)));
+      await this.leases.close();
+      await (await this.worker?.catch(() => undefined))?.connection.end();
+      // Waits for a migration still running, so no query is cut off by the pool ending.
+      await this.migrated?.catch(() => undefined);
+      await (await this.pool.catch(() => undefined))?.end();
+    })();
+    return this.closed;
   }
 
   // ── plumbing ────────────────────────────────────────────────────────────────────────────

@@ -2,7 +2,7 @@
  * The turn lifecycle over PostgreSQL: the steps of sqlite-turns.ts, awaited, each run by the
  * store inside one SERIALIZABLE transaction. Same rules (repair.ts), same rows, same results.
  */
-import { errorMessage, turnId as newTurnId } from "../core/index.js";
+import { errorMessage, textOf, turnId as newTurnId } from "../core/index.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import type { PgQueries } from "./pg-queries.js";
 import {
@@ -18,7 +18,7 @@ import { rowToMessage } from "./rows.js";
 import type { TurnRow } from "./sqlite-queries.js";
 import { EXTERNAL_RESULT_MISSING, checkpointMessages } from "./sqlite-turns.js";
 import { titleFromMessage } from "./title.js";
-import { SessionStoreError, UnmatchedToolResultError } from "./types.js";
+import { SessionStoreError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface PgTurnOps {
@@ -204,4 +204,38 @@ async function closeTurn(
   );
   await q.run("DELETE FROM checkpoints WHERE turn_id = $1", [turn.id]);
   await q.touchSession(turn.session_key);
+}
+
+/**
+ * Reopens the turn of `userMessageId` that a dead worker left (closed by recovery as
+ * interrupted): its trailing interruption marker goes, what it completed stays (tool calls and
+ * their results), and a new pending turn answers the same stored message — the message is not
+ * stored again. Only while nothing came after that turn in the current thread.
+ */
+export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, userMessageId: string): Promise<TurnHandle> {
+  const recoveredTurns = await recoverDanglingTurns(ops, sessionKey);
+  const { q } = ops;
+  const thread = await q.currentThread(sessionKey);
+  const message = await q.messageRow(userMessageId);
+  const dead = message?.turn_id ? await q.one<TurnRow>("SELECT * FROM turns WHERE id = $1", [message.turn_id]) : undefined;
+  if (!message || message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
+    throw new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
+  }
+  const later = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
+  if (later.some(({ row }) => row.turn_id !== dead.id)) {
+    throw new TurnNotResumableError(`the conversation in ${sessionKey} went on after the interrupted turn of message ${userMessageId}`);
+  }
+  const last = later.at(-1);
+  if (last && last.message.role === "assistant" && textOf(last.message.content) === TURN_INTERRUPTED) {
+    await q.run("DELETE FROM messages WHERE id = $1", [last.row.id]);
+    later.pop();
+  }
+  const id = newTurnId();
+  await q.run(
+    `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
+     VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
+    [id, sessionKey, thread.id, userMessageId, later.at(-1)?.row.seq ?? message.seq, q.now()],
+  );
+  await q.touchSession(sessionKey);
+  return { turnId: id, sessionKey, threadId: thread.id, userMessageId, recoveredTurns };
 }

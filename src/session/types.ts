@@ -35,6 +35,33 @@ export interface ThreadInfo {
   messageCount: number;
 }
 
+/**
+ * A worker's hold on one session across a cluster of workers sharing a store (PostgreSQL): while
+ * held, no other worker runs a turn of that session. Release it when the turn is closed.
+ */
+export interface SessionLease {
+  readonly sessionKey: string;
+  /** Aborted when the lease was lost (the worker's lock connection broke): stop the turn. */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+/** What only one worker of a cluster runs at a time (cron with heartbeat and Dream, chat pollers). */
+export interface Singletons {
+  /** Starts them for a leadership term; `term` aborts when it ends. */
+  start(term: AbortSignal): Promise<void>;
+  /** Stops them (awaited before leadership passes on cleanly). */
+  stop(): Promise<void>;
+}
+
+/** One worker's part in electing the cluster's leader, which runs the singletons. */
+export interface Leadership {
+  readonly leading: boolean;
+  /** Campaigns until `stop()`; resolves after the first try (and the singletons' start when it won). */
+  start(singletons: Singletons): Promise<void>;
+  stop(): Promise<void>;
+}
+
 /** What `beginTurn` returns; pass `turnId` to the other turn methods. */
 export interface TurnHandle {
   turnId: string;
@@ -128,6 +155,23 @@ export interface SessionStore {
   /** Closes turns of the session left `pending` by a crashed process; returns how many. */
   recoverDanglingTurns(sessionKey: string): Promise<number>;
   getTurn(turnId: string): Promise<TurnInfo | null>;
+  /**
+   * Waits for the session's cluster-wide lease (stores several processes share; a single-process
+   * store leaves this out). Take it before reading the history of a turn, hold it to the turn's close.
+   */
+  leaseSession?(sessionKey: string, signal?: AbortSignal): Promise<SessionLease>;
+  /**
+   * Reopens the turn of a stored user message that a dead worker left interrupted, keeping what
+   * it completed; the new pending turn answers that message (shared stores only). Throws
+   * `TurnNotResumableError` when the turn was not interrupted or the thread went on after it.
+   */
+  reopenInterruptedTurn?(sessionKey: string, userMessageId: string): Promise<TurnHandle>;
+  /** This process's id among the workers sharing the store (held alive until close). */
+  workerId?(): Promise<string>;
+  /** Whether the worker `id` is still running. */
+  workerAlive?(id: string): Promise<boolean>;
+  /** Leader election for the singletons of `group` among the workers sharing this store (shared stores only). */
+  leadership?(group: string): Leadership;
 
   // threads
   listThreads(sessionKey: string): Promise<ThreadInfo[]>;
@@ -152,4 +196,9 @@ export class SessionStoreError extends NanobotError {
 /** A caller's tool result answers no call open in the session (a resumed external-tool turn). */
 export class UnmatchedToolResultError extends SessionStoreError {
   override readonly code = "unmatched_tool_result";
+}
+
+/** The turn a caller asked to resume cannot be (it was not interrupted, or the conversation went on). */
+export class TurnNotResumableError extends SessionStoreError {
+  override readonly code = "turn_not_resumable";
 }

@@ -124,6 +124,17 @@ describe("AgentLoop over the bus", () => {
     expect(finalMessages(h.outbound)).toHaveLength(0);
   });
 
+  it("names the asking message on every delta, progress and stream_end of a streamed reply", async () => {
+    h = await createHarness();
+    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "message_missing_tool", arguments: {} }] }, { text: "Threaded answer" });
+    await h.send("hi", { metadata: { stream: true, messageId: "1700000000.000100" } });
+    await waitFor(() => h!.outbound.some((m) => m.kind === "stream_end"));
+    const streamed = h.outbound.filter((m) => m.kind === "delta" || m.kind === "stream_end" || m.kind === "progress");
+    expect(streamed.map((m) => m.kind)).toContain("progress");
+    expect(streamed.map((m) => m.kind)).toContain("delta");
+    for (const m of streamed) expect(m).toMatchObject({ replyTo: "1700000000.000100" });
+  });
+
   it("does not send the final reply when the message tool already answered this conversation", async () => {
     h = await createHarness();
     h.fake.enqueue({ toolCalls: [{ id: "c1", name: "message", arguments: { content: "Here is your answer (sent by tool)." } }] }, { text: "Done." });

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   loop?: Partial<AgentLoopOptions>;
   env?: Record<string, string>;
   start?: boolean;
+  /** The bus to run on (a channel's, so replies reach its platform); a new one by default. */
+  bus?: InProcessBus;
 }
 
 let counter = 0;
@@ -68,7 +70,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<LoopH
   );
   const runtime = new TestRuntime({ config, home, env });
   runtime.extraTools = options.tools ?? [];
-  const bus = new InProcessBus();
+  const bus = options.bus ?? new InProcessBus();
   const outbound: OutboundMessage[] = [];
   bus.subscribeOutbound((m) => {
     outbound.push(m);

@@ -2,8 +2,9 @@
  * Matrix end to end through the built CLI: `nanobot gateway` with a Python-style
  * `$NANOBOT_HOME/config.json` enabling `channels.matrix` against the fake homeserver and a
  * scripted fake LLM. A user's direct message is answered in the room, `nanobot channels list
- * --json` reports the channel connected, and the Python key nanobot cannot honour
- * (`e2eeEnabled: true`) is warned about at start-up. Needs `npm run build`.
+ * --json` reports the channel connected, end-to-end encryption (`e2eeEnabled: true`) starts,
+ * and the Python key nanobot cannot honour (`sasVerification: true`) is warned about at
+ * start-up. Needs `npm run build`.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -69,6 +70,7 @@ describe("matrix through the gateway", () => {
             accessToken: MATRIX_TOKEN,
             deviceId: "NANOBOTDEVICE",
             e2eeEnabled: true,
+            sasVerification: true,
             allowFrom: [alice],
             groupPolicy: "open",
             groupAllowFrom: [],
@@ -81,7 +83,9 @@ describe("matrix through the gateway", () => {
     const env = { HOME: root, NANOBOT_HOME: home };
     gateway = startNanobot(["gateway"], { cwd: root, env });
     await gateway.waitFor(/listening on http:\/\/\S+/, 60_000);
-    await gateway.waitFor(/channels\.matrix\.e2eeEnabled is not supported/, 10_000);
+    await gateway.waitFor(/channels\.matrix\.sasVerification is ignored/, 10_000);
+    // End-to-end encryption started: the bot's device published its keys.
+    await waitFor(() => matrix!.keys.devices(MATRIX_BOT.id).includes("NANOBOTDEVICE"), "the bot's device keys", 30_000);
 
     llm.enqueue({ text: "Hello **Alice**, from the model." });
     matrix.userSends(dm, alice, { msgtype: "m.text", body: "hi bot" });

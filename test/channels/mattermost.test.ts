@@ -178,6 +178,31 @@ describe("mattermost: threads and receipts", () => {
     expect(session.fake.botPosts().map((p) => [p.message, p.rootId])).toEqual([["part and whole", postId]]);
   });
 
+  it("streams two threads of one channel at once, each preview in and edited to its final text in its own thread", async () => {
+    session = await startMattermost({ allowFrom: [alice.id, bob.id], reactEmoji: "hourglass", doneEmoji: "ok" });
+    const postA = session.fake.userPosts({ author: alice, message: `${mention} first`, channelId: MATTERMOST_GROUP_CHANNEL, mentionsBot: true });
+    await nextInbound(session.bus);
+    const postB = session.fake.userPosts({ author: bob, message: `${mention} second`, channelId: MATTERMOST_GROUP_CHANNEL, mentionsBot: true });
+    await nextInbound(session.bus);
+    await waitFor(() => session!.fake.reactions.length === 2, "both receipts");
+    const to = { channel: "mattermost", chatId: MATTERMOST_GROUP_CHANNEL };
+    const delta = (streamId: string, replyTo: string, text: string) => session!.bus.publishOutbound({ ...to, kind: "delta", streamId, delta: text, replyTo });
+    await delta("sa", postA, "Answer ");
+    await delta("sb", postB, "Reply ");
+    await waitFor(() => session!.fake.botPosts().length === 2, "both previews");
+    await delta("sa", postA, "for alice");
+    await delta("sb", postB, "for bob");
+    await session.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "sb", id: "sb-final", content: "Reply for bob", replyTo: postB });
+    await session.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "sa", id: "sa-final", content: "Answer for alice", replyTo: postA });
+    expect(session.fake.botPosts().map((p) => [p.message, p.rootId])).toEqual([
+      ["Answer for alice", postA],
+      ["Reply for bob", postB],
+    ]);
+    // Each asking post had its receipt swapped for the done one.
+    const done = session.fake.reactions.filter((r) => r.action === "add" && r.emoji === "ok").map((r) => r.postId);
+    expect(done.sort()).toEqual([postA, postB].sort());
+  });
+
   it("puts reactEmoji on an accepted post, and swaps it for doneEmoji once the reply is sent", async () => {
     session = await startMattermost({ allowFrom: [alice.id], reactEmoji: "hourglass", doneEmoji: "ok" });
     const postId = session.fake.userPosts({ author: alice, message: "work" });

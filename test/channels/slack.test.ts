@@ -131,6 +131,32 @@ describe("slack threads, reactions and formatting", () => {
     ]);
   });
 
+  it("streams two threads of one channel at once, each preview in and edited to its final text in its own thread", async () => {
+    const s = await start({ allowFrom: [alice.id, bob.id] });
+    const tsA = await s.userSays(alice, "first question", { chat: "group", address: "mention" });
+    const a = await nextInbound(s.bus);
+    const tsB = await s.userSays(bob, "second question", { chat: "group", address: "mention" });
+    const b = await nextInbound(s.bus);
+    await waitFor(() => s.fake.reactions.length === 2, "both working reactions");
+    const to = { channel: "slack", chatId: SLACK_GROUP_CHANNEL };
+    const delta = (streamId: string, replyTo: string, text: string) => s.bus.publishOutbound({ ...to, kind: "delta", streamId, delta: text, replyTo });
+    await delta("st-a", String(a.metadata?.messageId), "Answer ");
+    await delta("st-b", String(b.metadata?.messageId), "Reply ");
+    await waitFor(() => s.sent().length === 2, "both previews");
+    await delta("st-a", String(a.metadata?.messageId), "for alice");
+    await delta("st-b", String(b.metadata?.messageId), "for bob");
+    await s.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "st-b", id: "t-b", content: "Reply for bob", replyTo: String(b.metadata?.messageId) });
+    await s.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "st-a", id: "t-a", content: "Answer for alice", replyTo: String(a.metadata?.messageId) });
+    expect(s.sent().map((m) => [m.text, m.replyTo])).toEqual([
+      ["Answer for alice", tsA],
+      ["Reply for bob", tsB],
+    ]);
+    // Each message wears its own reactions: both were answered.
+    await waitFor(() => s.fake.reactions.filter((r) => r.action === "add" && r.name === "white_check_mark").length === 2, "both done reactions");
+    const done = s.fake.reactions.filter((r) => r.action === "add" && r.name === "white_check_mark").map((r) => r.ts);
+    expect(done.sort()).toEqual([tsA, tsB].sort());
+  });
+
   it("does not open a thread for a top-level direct message (as the Python nanobot)", async () => {
     const s = await start({ allowFrom: [alice.id] });
     await s.userSays(alice, "hi", { chat: "dm" });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { waitFor } from "./helpers/harness.js";
+import { nextInbound, waitFor } from "./helpers/harness.js";
 import { startTelegram } from "./helpers/telegram-setup.js";
 import type { TelegramSetup } from "./helpers/telegram-setup.js";
 
@@ -90,5 +90,43 @@ describe("telegram: streaming by editing one message", () => {
     await setup.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "s7", id: "reply-7", content: "whole reply" });
     expect(setup.fake.callsOf("editMessageText")).toHaveLength(0);
     expect(setup.fake.messages.map((m) => m.text)).toEqual(["whole reply"]);
+  });
+});
+
+describe("telegram: two forum topics streamed at once", () => {
+  it("puts each preview in the topic of the message that asked, edited to its final text", async () => {
+    setup = await startTelegram({ allowFrom: ["7"], groupPolicy: "open" });
+    const s = setup;
+    const user = { id: 7, username: "alice" };
+    const asked1 = s.fake.pushMessage({ chatId: -100, chatType: "supergroup", from: user, text: "first", topicId: 11 });
+    const first = await nextInbound(s.bus);
+    const asked2 = s.fake.pushMessage({ chatId: -100, chatType: "supergroup", from: user, text: "second", topicId: 22 });
+    const second = await nextInbound(s.bus);
+    const group = { channel: "telegram", chatId: "-100" } as const;
+    const [r1, r2] = [String(first.metadata?.messageId), String(second.metadata?.messageId)];
+    expect([r1, r2]).toEqual([String(asked1), String(asked2)]);
+    await s.bus.publishOutbound({ ...group, kind: "delta", streamId: "t1", delta: "One ", replyTo: r1 });
+    await s.bus.publishOutbound({ ...group, kind: "delta", streamId: "t2", delta: "Two ", replyTo: r2 });
+    await waitFor(() => s.fake.messages.length === 2, "both previews");
+    await s.bus.publishOutbound({ ...group, kind: "stream_end", streamId: "t2", id: "t2-final", content: "Two done", replyTo: r2 });
+    await s.bus.publishOutbound({ ...group, kind: "stream_end", streamId: "t1", id: "t1-final", content: "One done", replyTo: r1 });
+    expect(s.fake.messages.map((m) => [m.text, m.thread_id])).toEqual([
+      ["One done", 11],
+      ["Two done", 22],
+    ]);
+  });
+
+  it("sends a non-streamed reply and tool progress to the asking message's topic too", async () => {
+    setup = await startTelegram({ allowFrom: ["7"], groupPolicy: "open" }, { switches: { sendProgress: true } });
+    const s = setup;
+    s.fake.pushMessage({ chatId: -100, chatType: "supergroup", from: { id: 7, username: "alice" }, text: "question", topicId: 33 });
+    const asked = await nextInbound(s.bus);
+    const replyTo = String(asked.metadata?.messageId);
+    await s.bus.publishOutbound({ channel: "telegram", chatId: "-100", kind: "progress", text: "exec: ls", replyTo });
+    await s.bus.publishOutbound({ channel: "telegram", chatId: "-100", kind: "message", id: "topic-reply", content: "answer", replyTo });
+    expect(s.fake.messages.map((m) => [m.text, m.thread_id, m.reply_to])).toEqual([
+      ["exec: ls", 33, undefined],
+      ["answer", 33, undefined],
+    ]);
   });
 });

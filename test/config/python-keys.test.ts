@@ -71,7 +71,7 @@ describe("channel names", () => {
     await withConfig(base({ channels: { mochat: { enabled: true, token: "x" }, telegarm: { enabled: true, token: "1:a" }, feishu: { enabled: false } } }));
     const r = await run(["config", "check"]);
     expect(r.code).toBe(2);
-    expect(r.err).toContain("channels.mochat is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, dingtalk, wecom, slack, feishu, msteams, mattermost, qq, matrix, signal, whatsapp)");
+    expect(r.err).toContain("channels.mochat is a Python nanobot channel that nanobot (TS) does not have (nanobot has telegram, websocket, email, discord, dingtalk, wecom, slack, feishu, msteams, mattermost, qq, matrix, signal, whatsapp, napcat, weixin)");
     expect(r.err).toContain('channels.telegarm is not a channel type (did you mean "telegram"?)');
     // A disabled one (the Python template lists them all) is no problem.
     expect(r.err).not.toContain("channels.feishu");

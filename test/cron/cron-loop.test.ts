@@ -103,4 +103,22 @@ describe("heartbeat", () => {
     expect(roles(h.fake.requests[1]).at(-1)?.[1]).toContain("- check whether the build is green");
     h.fake.assertDone();
   });
+
+  it("reports to the chat of a thread's session (the chat its turn recorded), not to the session key", async () => {
+    const { h, cron, clock } = await setup();
+    installSystemJobs(cron, h.runtime.config);
+    h.fake.enqueue({ text: "hello in the thread" });
+    // A Slack thread: its own session, keyed by channel and thread; the chat is the channel C1.
+    await h.bus.publishInbound({ id: "in-thread", channel: "slack", chatId: "C1", senderId: "U1", content: "hi", receivedAt: Date.now(), sessionKey: "slack:C1:1700000000.000100" });
+    await waitFor(() => finalMessages(h.outbound).length === 1);
+    expect((await h.runtime.store().sessionMetadata("slack:C1:1700000000.000100"))?.chat).toEqual({ channel: "slack", chatId: "C1" });
+    await writeFile(join(h.workspace, "HEARTBEAT.md"), "# Heartbeat\n\n- check the build\n");
+    h.fake.enqueue({ text: "The build is red." }, { text: "NOTIFY" });
+    clock.advance(30 * 60_000);
+    await cron.idle();
+    expect(finalMessages(h.outbound).map((m) => [m.channel, m.chatId, m.content])).toEqual([
+      ["slack", "C1", "hello in the thread"],
+      ["slack", "C1", "The build is red."],
+    ]);
+  });
 });

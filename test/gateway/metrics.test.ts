@@ -69,6 +69,75 @@ describe("GET /metrics", () => {
   });
 });
 
+/** Polls until `check` holds (a condition, not a duration). */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; !(await check()); i++) {
+    if (i > 1000) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function scrape(): Promise<string> {
+  return (await fetch(`${fx!.url}/metrics`, { headers: auth })).text();
+}
+
+describe("GET /metrics: tool calls and errors by tool", () => {
+  it("counts every call of a tool and the ones that failed", async () => {
+    fx = await startGatewayFixture({ apiKey: KEY, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
+    await writeFile(join(fx.root, "ws", "notes.txt"), "tulips\n");
+    fx.fake.enqueue(
+      {
+        toolCalls: [
+          { id: "call_1", name: "read_file", arguments: { path: "notes.txt" } },
+          { id: "call_2", name: "read_file", arguments: { path: "missing.txt" } },
+        ],
+      },
+      { toolCalls: [{ id: "call_3", name: "list_dir", arguments: { path: "." } }] },
+      { text: "One file, with tulips." },
+    );
+    expect((await chat("what is here?")).status).toBe(200);
+
+    const text = await scrape();
+    expect(text).toContain("# TYPE nanobot_tool_calls_total counter");
+    expect(sample(text, 'nanobot_tool_calls_total{tool="read_file"}')).toBe(2);
+    expect(sample(text, 'nanobot_tool_errors_total{tool="read_file"}')).toBe(1);
+    expect(sample(text, 'nanobot_tool_calls_total{tool="list_dir"}')).toBe(1);
+    expect(sample(text, 'nanobot_tool_errors_total{tool="list_dir"}')).toBeUndefined();
+  });
+});
+
+describe("GET /metrics: queue depth and active sessions", () => {
+  it("shows turns waiting behind a session's turn and for a model slot, and the sessions with work", async () => {
+    fx = await startGatewayFixture({
+      apiKey: KEY,
+      makeProcessor: (runtime) => new AgentLoop({ runtime }),
+      env: { NANOBOT_MAX_CONCURRENT_REQUESTS: "1" },
+    });
+    // The first turn holds the only model slot: its answer stalls after one chunk.
+    fx.fake.enqueue({ text: "a long answer that never ends", fault: { type: "stall", afterChunks: 1 } });
+    const post = (session: string): Promise<unknown> =>
+      fetch(`${fx!.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ model: "nanobot", messages: [{ role: "user", content: "hi" }], session_id: session }),
+      }).catch(() => undefined);
+    const first = post("alpha");
+    await until(() => fx!.fake.requests.length === 1, "the first model call");
+    expect(sample(await scrape(), "nanobot_turn_queue_depth")).toBe(0);
+    const behind = post("alpha");
+    const otherSession = post("beta");
+
+    let text = "";
+    await until(async () => sample((text = await scrape()), "nanobot_turn_queue_depth") === 2, "two waiting turns");
+    expect(sample(text, "nanobot_active_sessions")).toBe(2);
+    expect(sample(text, "nanobot_active_turns")).toBe(3);
+
+    await fx.close();
+    fx = undefined;
+    await Promise.all([first, behind, otherSession]);
+  });
+});
+
 describe("the exposition format", () => {
   it("renders cumulative buckets, escapes label values and reads gauges when scraped", () => {
     const registry = new MetricsRegistry();

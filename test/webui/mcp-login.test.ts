@@ -5,39 +5,17 @@
  * the chat page notices the server connected — no restart, no CLI. Against a real loopback OAuth
  * authorization server guarding a real MCP server.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-import type { Browser } from "playwright-core";
-import { build } from "vite";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
 import { startOAuthProtectedServer } from "../mcp/servers/oauth-protected-server.js";
 import type { OAuthProtectedServer } from "../mcp/servers/oauth-protected-server.js";
-import { needs } from "../support/requires.js";
+import { useWebUiBrowser } from "./browser.js";
 
-const browserBinary = needs.chromium();
-
-let webRoot: string | undefined;
-let browser: Browser | undefined;
+const web = useWebUiBrowser();
 let fx: GatewayFixture | undefined;
 let server: OAuthProtectedServer | undefined;
 
-beforeAll(async () => {
-  if (!browserBinary.available) return;
-  webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
-  await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
-  browser = await chromium.launch({
-    executablePath: browserBinary.path,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  if (webRoot !== undefined) await rm(webRoot, { recursive: true, force: true });
-});
 afterEach(async () => {
   await fx?.close();
   fx = undefined;
@@ -45,13 +23,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-browserBinary.describe("MCP OAuth login in the web UI (headless Chromium)", () => {
+web.describe("MCP OAuth login in the web UI (headless Chromium)", () => {
   it("the Log in button opens the authorization page; its redirect connects the server and the bar goes away", async () => {
     server = await startOAuthProtectedServer();
-    fx = await startGatewayFixture({ webRoot, extra: { mcpServers: { secured: { url: server.url } } } });
+    fx = await startGatewayFixture({ webRoot: web.webRoot(), extra: { mcpServers: { secured: { url: server.url } } } });
     await fx.runtime.startMcp();
-    if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
-    const context = await browser.newContext();
+    const context = await web.browser().newContext();
     try {
       const page = await context.newPage();
       await page.goto(fx.url);

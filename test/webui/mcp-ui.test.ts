@@ -7,44 +7,22 @@
  * prompt's text to the model; a reload renders the stored page again. A remote-dom resource
  * (`show_widget`) shows a "not supported" placeholder in its place.
  */
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterEach, expect, it } from "vitest";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
-import { needs } from "../support/requires.js";
+import { ARTIFACTS, useWebUiBrowser } from "./browser.js";
 
-const browserBinary = needs.chromium();
-
-const ARTIFACTS = resolve("test-artifacts");
+const web = useWebUiBrowser();
 const SHOP = {
   command: process.execPath,
   args: ["--import", "tsx", join(import.meta.dirname, "..", "mcp", "servers", "mcp-ui-server.ts")],
   cwd: join(import.meta.dirname, "..", ".."),
 };
-let webRoot: string | undefined;
-let browser: Browser | undefined;
 let fx: GatewayFixture | undefined;
 let page: Page | undefined;
 
-beforeAll(async () => {
-  if (!browserBinary.available) return;
-  webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
-  await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: browserBinary.path,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  if (webRoot !== undefined) await rm(webRoot, { recursive: true, force: true });
-});
 afterEach(async () => {
   await page?.close();
   page = undefined;
@@ -59,11 +37,10 @@ function lastUserText(i: number): string {
   return typeof user?.content === "string" ? user.content : JSON.stringify(user?.content);
 }
 
-browserBinary.describe("MCP-UI in the web UI (headless Chromium)", () => {
+web.describe("MCP-UI in the web UI (headless Chromium)", () => {
   it("renders a tool's ui:// page sandboxed; its buttons run a tool without the model and send a prompt", async () => {
-    fx = await startGatewayFixture({ webRoot, extra: { mcpServers: { shop: SHOP } } });
-    if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
-    const p = (page = await browser.newPage({ viewport: { width: 1200, height: 900 } }));
+    fx = await startGatewayFixture({ webRoot: web.webRoot(), extra: { mcpServers: { shop: SHOP } } });
+    const p = (page = await web.browser().newPage({ viewport: { width: 1200, height: 900 } }));
     await p.goto(fx.url);
     fx.fake.enqueue({ toolCalls: [{ id: "call_1", name: "mcp_shop_show_cart", arguments: {} }] }, { text: "Here is your cart." });
     await p.getByTestId("input").fill("show my cart");
@@ -111,9 +88,8 @@ browserBinary.describe("MCP-UI in the web UI (headless Chromium)", () => {
   });
 
   it("a remote-dom resource is not rendered: a placeholder in its place says this UI kind is not supported", async () => {
-    fx = await startGatewayFixture({ webRoot, extra: { mcpServers: { shop: SHOP } } });
-    if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
-    const p = (page = await browser.newPage({ viewport: { width: 1200, height: 900 } }));
+    fx = await startGatewayFixture({ webRoot: web.webRoot(), extra: { mcpServers: { shop: SHOP } } });
+    const p = (page = await web.browser().newPage({ viewport: { width: 1200, height: 900 } }));
     await p.goto(fx.url);
     fx.fake.enqueue({ toolCalls: [{ id: "call_w", name: "mcp_shop_show_widget", arguments: {} }] }, { text: "Here is the widget." });
     await p.getByTestId("input").fill("show the widget");

@@ -1,45 +1,23 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { chromium } from "playwright-core";
-import type { Browser, Page } from "playwright-core";
-import { build } from "vite";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterEach, expect, it } from "vitest";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
 import { ChannelManager } from "../../src/channels/channel-manager.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
 import { startGatewayFixture } from "../gateway/helpers.js";
 import type { GatewayFixture } from "../gateway/helpers.js";
 import { referenceSpec } from "../mcp/helpers.js";
-import { needs } from "../support/requires.js";
 import type { SqliteSessionStore } from "../../src/session/index.js";
+import { ARTIFACTS, useWebUiBrowser } from "./browser.js";
 
-const browserBinary = needs.chromium();
-
-const ARTIFACTS = resolve("test-artifacts");
-let webRoot: string | undefined;
-let browser: Browser | undefined;
+// evil.example resolves to this machine: a page there is a foreign site (and a rebinding one on the gateway's port).
+const web = useWebUiBrowser(["--host-resolver-rules=MAP evil.example 127.0.0.1"]);
 let fx: GatewayFixture | undefined;
 let page: Page | undefined;
 
-beforeAll(async () => {
-  if (!browserBinary.available) return;
-  webRoot = await mkdtemp(join(tmpdir(), "nanobot-web-dist-"));
-  await build({ configFile: resolve("web/vite.config.ts"), logLevel: "silent", build: { outDir: webRoot, emptyOutDir: true } });
-  await mkdir(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: browserBinary.path,
-    // evil.example resolves to this machine: a page there is a foreign site (and a rebinding one on the gateway's port).
-    args: ["--host-resolver-rules=MAP evil.example 127.0.0.1", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
-}, 60_000);
-afterAll(async () => {
-  // Nothing was started when Chromium is missing or failed to launch.
-  await browser?.close();
-  if (webRoot !== undefined) await rm(webRoot, { recursive: true, force: true });
-});
 afterEach(async () => {
   await page?.close();
   page = undefined;
@@ -48,9 +26,8 @@ afterEach(async () => {
 });
 
 async function open(options: { apiKey?: string; extra?: Record<string, unknown>; defaults?: Record<string, unknown> } = {}): Promise<Page> {
-  fx = await startGatewayFixture({ webRoot, ...options });
-  if (browser === undefined) throw new Error("Chromium did not start (see beforeAll)");
-  page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  fx = await startGatewayFixture({ webRoot: web.webRoot(), ...options });
+  page = await web.browser().newPage({ viewport: { width: 1200, height: 800 } });
   await page.goto(fx.url);
   return page;
 }
@@ -60,7 +37,7 @@ async function send(p: Page, text: string): Promise<void> {
   await p.getByTestId("send").click();
 }
 
-browserBinary.describe("web UI in headless Chromium", () => {
+web.describe("web UI in headless Chromium", () => {
   it("streams a reply rendered as markdown, with the tool call collapsed and its result", async () => {
     const p = await open();
     await writeFile(join(fx?.root ?? "", "ws", "notes.txt"), "kiwi\n");
@@ -265,7 +242,7 @@ function hexToRgb(hex: string): string {
 }
 
 /** Issue 21, items 6, 9 and 10: the waiting indicator, tables, favicon, titles, notices and the narrow layout. */
-browserBinary.describe("web UI polish (1280 and 390 px)", () => {
+web.describe("web UI polish (1280 and 390 px)", () => {
   const TABLE = "| fruit | colour |\n| --- | --- |\n| kiwi | green |\n| plum | purple |";
 
   it("1280 px: thinking… until the first token, a ruled table, a favicon, no console error, and the thread titled by its first message", async () => {

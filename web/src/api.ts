@@ -38,8 +38,10 @@ export type ChatEvent =
   | { type: "tool_call"; call: ToolCallView }
   | { type: "tool_result"; toolCallId: string; name: string; text: string; isError: boolean; ui?: UiResourceView[] }
   | { type: "warning"; message: string }
-  | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string }
+  | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string; replayed?: boolean }
   | { type: "error"; message: string }
+  /** The connection dropped before the answer: the message is sent again with its Idempotency-Key. */
+  | { type: "retrying"; attempt: number; message: string }
   | ElicitationEvent
   | { type: "elicitation_end"; id: string; action: ElicitAction };
 
@@ -119,6 +121,42 @@ async function json<T>(path: string, init?: RequestInit): Promise<T> {
 
 const post = (body: unknown, method = "POST"): RequestInit => ({ method, body: JSON.stringify(body) });
 
+/** Waits between the sends of a message whose connection dropped. */
+const CHAT_RETRY_DELAYS_MS = [500, 2000, 5000];
+
+/** A fresh key per message (crypto.randomUUID needs a secure context; plain http on a LAN address is not one). */
+function newIdempotencyKey(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Reads a chat stream's events; true when it ended with `done` or `error`, false when it was cut. */
+async function readChatStream(res: Response, onEvent: (e: ChatEvent) => void): Promise<boolean> {
+  if (!res.body) return false;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let ended = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return ended;
+    buffer += value;
+    let cut: number;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = block
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).replace(/^ /, ""))
+        .join("\n");
+      if (!data) continue;
+      const event = JSON.parse(data) as ChatEvent;
+      if (event.type === "done" || event.type === "error") ended = true;
+      onEvent(event);
+    }
+  }
+}
+
 export const api = {
   info: () => json<Info>("/api/info"),
   threads: () => json<{ threads: ThreadInfo[]; running: boolean }>(`/api/threads?session=${SESSION}`),
@@ -135,27 +173,28 @@ export const api = {
   answerElicitation: (id: string, action: ElicitAction, content?: Record<string, ElicitValue>) =>
     json<{ ok: boolean }>(`/api/elicitation/${encodeURIComponent(id)}`, post({ action, ...(content ? { content } : {}) })),
 
-  /** Runs a turn; calls `onEvent` for each event of the stream until `done` or `error`. */
+  /**
+   * Runs a turn; calls `onEvent` for each event of the stream until `done` or `error`. The message
+   * carries an Idempotency-Key: when the connection drops before the answer ends, it is sent again
+   * with the same key, and the gateway answers the repeat from the first turn (never running it
+   * twice, never storing the message twice).
+   */
   async chat(message: string, agent: string, onEvent: (e: ChatEvent) => void): Promise<void> {
-    const res = await request("/api/chat", post({ session: SESSION, message, agent }));
-    if (!res.body) throw new ApiError(0, "no response body");
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let cut: number;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const data = block
-          .split("\n")
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (data) onEvent(JSON.parse(data) as ChatEvent);
+    const init = { ...post({ session: SESSION, message, agent }), headers: { "idempotency-key": newIdempotencyKey() } };
+    for (let attempt = 1; ; attempt++) {
+      let lost: unknown;
+      try {
+        if (await readChatStream(await request("/api/chat", init), onEvent)) return;
+      } catch (err) {
+        // An answer with an HTTP error status is final; only a dropped connection is retried.
+        if (err instanceof ApiError) throw err;
+        lost = err;
       }
+      if (attempt > CHAT_RETRY_DELAYS_MS.length) {
+        throw new ApiError(0, `The connection to the gateway was lost${lost instanceof Error ? ` (${lost.message})` : ""}. The answer may still arrive: reload the page to see it.`);
+      }
+      onEvent({ type: "retrying", attempt, message: `Connection lost; sending again (${attempt}/${CHAT_RETRY_DELAYS_MS.length})…` });
+      await new Promise((resolve) => setTimeout(resolve, CHAT_RETRY_DELAYS_MS[attempt - 1]));
     }
   },
 };

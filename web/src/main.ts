@@ -166,10 +166,15 @@ async function runTurn(text: string): Promise<TurnOutcome> {
         turn.startThinking();
       }
       else if (e.type === "warning") turn.warn(e.message);
+      else if (e.type === "retrying") {
+        turn.warn(e.message);
+        turn.startThinking();
+      }
       else if (e.type === "done") {
         outcome.content = e.content;
         if (e.error) outcome.error = e.error;
-        turn.finish(e.content);
+        if (e.replayed) turn.replaceAnswer(e.content);
+        else turn.finish(e.content);
         if (e.stopReason === "aborted") turn.note("Stopped.", "stopped");
         else if (e.error) turn.note(e.error, "error");
       } else if (e.type === "elicitation") turn.root.append(elicitationElement(e));

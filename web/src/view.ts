@@ -134,6 +134,14 @@ export class TurnView {
     if (!this.root.querySelector(".markdown") && content) this.addText(content);
   }
 
+  /** The whole answer, replacing what streamed before the connection dropped (a retried message's replay). */
+  replaceAnswer(content: string): void {
+    this.stopThinking();
+    if (!this.body) return this.addText(content);
+    this.text = content;
+    this.body.innerHTML = renderMarkdown(content);
+  }
+
   /** A muted note above the answer (the message was cut to fit, …); the turn goes on. */
   warn(text: string): void {
     if (!this.warnings) {

@@ -115,7 +115,7 @@ export class DingTalkChannel implements Channel {
         // DingTalk cannot edit a robot message: the whole text goes out with stream_end.
         return;
       case "stream_end":
-        return this.sendReply(message.chatId, message.id, message.content, undefined, undefined);
+        return this.sendReply(message.chatId, message.id, message.content, undefined, message.replyTo);
       case "progress":
         if (!this.config.sendProgress) return;
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.api.sendRobotMessage(message.chatId, markdown(message.text)), classifyDingTalkError);

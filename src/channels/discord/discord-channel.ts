@@ -140,9 +140,9 @@ export class DiscordChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.replied(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.replied(message.chatId);
       case "progress": {
         if (!this.config.sendProgress) return;
@@ -250,14 +250,15 @@ export class DiscordChannel implements Channel {
     }
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let stream = this.streams.get(streamId);
     if (!stream) {
       this.typing.stop(chatId);
       const editor = new StreamEditor<string>(
         {
-          post: (text) => this.post(chatId, text),
+          // The preview answers the asking message, as the final reply would.
+          post: (text) => this.post(chatId, text, replyTo && /^\d+$/.test(replyTo) ? replyTo : undefined),
           edit: (ref, text) => editText(this.rest(), chatId, ref, text),
         },
         { intervalMs: this.config.streamEditIntervalMs, clock: this.deps.clock, previewLimit: DISCORD_TEXT_LIMIT, logger: this.log },
@@ -269,12 +270,12 @@ export class DiscordChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const stream = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = stream ? (await stream.editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, replyTo);
     const rest = this.rest();
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.

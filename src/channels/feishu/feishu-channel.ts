@@ -170,9 +170,9 @@ export class FeishuChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.replied(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.replied(message.chatId);
       case "progress": {
         if (!this.config.sendProgress) return;
@@ -356,14 +356,15 @@ export class FeishuChannel implements Channel {
     }
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
       editor = new StreamEditor<string>(
         {
           // Previews are cards: the only message kind Feishu lets the bot update.
-          post: (text) => this.post({ chatId }, "interactive", cardContent(text)),
+          // Where the reply's first part would go: quoting the asking message, or in its topic.
+          post: (text) => this.post(this.target(chatId, replyTo, 0), "interactive", cardContent(text)),
           edit: (ref, text) => patchCard(this.api(), ref, cardContent(text)),
         },
         { intervalMs: this.config.streamEditIntervalMs, clock: this.deps.clock, previewLimit: FEISHU_TEXT_LIMIT, logger: this.log },
@@ -374,12 +375,12 @@ export class FeishuChannel implements Channel {
   }
 
   /** Turns the preview card into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = editor ? (await editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, replyTo);
     const client = this.api();
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.
@@ -391,7 +392,7 @@ export class FeishuChannel implements Channel {
         if (i === 0) await patchCard(client, ref, cardContent(chunk));
         else {
           const { msgType, content: body } = formatReply(chunk);
-          await this.post({ chatId }, msgType, body);
+          await this.post(this.target(chatId, replyTo, i), msgType, body);
         }
       };
       await this.deps.delivery.deliver(this.key(id, i), send, classifyFeishuError);

@@ -23,8 +23,11 @@ export const matrixConfigSchema = z.looseObject({
   /** An existing session's access token (Element: Settings → Help & About → Access Token). */
   accessToken: str().optional(),
   deviceId: str().optional(),
-  /** Read so a Python config keeps working; nanobot does not encrypt (a warning says so). */
-  e2eeEnabled: bool().optional(),
+  /**
+   * End-to-end encryption (Rust crypto, keys in memory): encrypted rooms are read and written.
+   * On by default, as in the Python nanobot.
+   */
+  e2eeEnabled: bool().default(true),
   sasVerification: bool().default(false),
   syncStopGraceSeconds: nonNegativeNumber().optional(),
   /** Largest attachment downloaded or uploaded; 0 refuses all media. */

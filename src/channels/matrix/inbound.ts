@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { MatrixEvent, Room } from "matrix-js-sdk";
 import type { MediaItem } from "../../bus/types.js";
 import type { GateInput } from "../access/inbound-gate.js";
+import { decryptAttachment, isEncryptedFile } from "./attachment-crypto.js";
 
 /** Message types that carry a user's prompt. `m.notice` is what bots send: never answered (no bot loops). */
 const TEXT_TYPES: ReadonlySet<string> = new Set(["m.text", "m.emote"]);
@@ -139,16 +140,22 @@ async function fetchMedia(
   eventId: string,
   options: MatrixInboundOptions,
 ): Promise<{ item: MediaItem } | { problem: string }> {
-  const url = content.url;
-  if (typeof url !== "string" || !url.startsWith("mxc://")) {
-    // An encrypted attachment (`file`) needs the room keys nanobot does not have.
-    return { problem: record(content.file) ? "encrypted, cannot be read" : "download failed" };
-  }
+  // In an encrypted room the attachment is ciphertext; its key came inside the decrypted event.
+  const encrypted = isEncryptedFile(content.file) ? content.file : undefined;
+  const url = encrypted ? encrypted.url : content.url;
+  if (typeof url !== "string" || !url.startsWith("mxc://")) return { problem: "download failed" };
   const info = record(content.info);
   const declared = typeof info?.size === "number" ? info.size : undefined;
   if (options.maxMediaBytes <= 0 || (declared !== undefined && declared > options.maxMediaBytes)) return { problem: "too large" };
-  const bytes = await options.download(url, options.maxMediaBytes);
+  let bytes = await options.download(url, options.maxMediaBytes);
   if (bytes === undefined || bytes === "too large") return { problem: bytes ?? "download failed" };
+  if (encrypted) {
+    try {
+      bytes = decryptAttachment(bytes, encrypted);
+    } catch {
+      return { problem: "could not be decrypted" };
+    }
+  }
   await mkdir(options.mediaDir, { recursive: true });
   const safe = fileName.replace(/[^\w.-]/g, "_").slice(-80) || "attachment";
   const path = join(options.mediaDir, `${eventId.replace(/[^\w-]/g, "").slice(0, 24)}_${safe}`);

@@ -5,6 +5,8 @@
  * from allowed users joined automatically, attachments both ways through the media repository,
  * replies threaded to the asking event (inside its thread when it was in one), streamed replies
  * by `m.replace` edits, typing notifications, markdown sent as `org.matrix.custom.html`.
+ * With `e2eeEnabled` (the default) encrypted rooms work too (`e2ee.ts`): incoming events are
+ * decrypted into the same path, and everything sent into an encrypted room is encrypted.
  * matrix-js-sdk is loaded when the channel starts, so configs without Matrix never load it.
  */
 import { basename, join } from "node:path";
@@ -18,14 +20,17 @@ import { splitMessage } from "../delivery/split-message.js";
 import { StreamEditor } from "../delivery/stream-editor.js";
 import { TypingKeeper } from "../delivery/typing-keeper.js";
 import type { Channel, ChannelConnection, ChannelDeps } from "../types.js";
+import { encryptAttachment } from "./attachment-crypto.js";
 import type { MatrixConfig } from "./config.js";
-import { toGateInput } from "./inbound.js";
+import type { MatrixE2ee } from "./e2ee.js";
+import { startE2ee } from "./e2ee.js";
+import { isDirectRoom, toGateInput } from "./inbound.js";
 import { downloadMedia, Limiter, sdkLogger } from "./media.js";
 import { useReleasableTimeouts } from "./request-timeouts.js";
-import type { Placement } from "./send.js";
+import type { Placement, RoomContent } from "./send.js";
 import { MATRIX_TEXT_LIMIT, classifyMatrixError, editContent, fileContent, loadFile, sendContent, textContent, txnIdFor, uploadFile } from "./send.js";
 import type { MatrixSession } from "./session.js";
-import { forgetStoredSession, passwordLogin, readStoredSession, sessionPath } from "./session.js";
+import { forgetStoredSession, logoutStoredSession, passwordLogin, readStoredSession, sessionPath } from "./session.js";
 
 /** Matrix clients drop a typing notice after its timeout; it is renewed well before (as the Python nanobot). */
 const TYPING_TIMEOUT_MS = 30_000;
@@ -54,6 +59,9 @@ export class MatrixChannel implements Channel {
   /** Inbound event id → its thread root, so the answer to it goes into the same thread. */
   private readonly threadOf = new Map<string, string>();
   private readonly warnedEncrypted = new Set<string>();
+  private e2ee: MatrixE2ee | undefined;
+  /** Megolm sessions whose undecryptable messages were already answered with a notice. */
+  private readonly undecryptable = new LruSet(1_000);
   private readonly downloads: Limiter;
   private readonly typing: TypingKeeper;
   private connection: ChannelConnection = { connected: false };
@@ -94,6 +102,7 @@ export class MatrixChannel implements Channel {
     });
     useReleasableTimeouts(client);
     this.client = client;
+    if (this.config.e2eeEnabled) await this.startEncryption(sdk, client);
     this.wire(sdk, client);
     const ready = new Promise<void>((resolve, reject) => {
       const onAbort = (): void => reject(new Error("matrix start aborted"));
@@ -130,6 +139,7 @@ export class MatrixChannel implements Channel {
     if (!client) return;
     this.client = undefined;
     this.live = false;
+    this.e2ee = undefined;
     this.typing.stopAll();
     for (const editor of this.streams.values()) await editor.finish();
     this.streams.clear();
@@ -144,16 +154,16 @@ export class MatrixChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.replied(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.replied(message.chatId);
       case "progress": {
         if (!this.config.sendProgress) return;
         const client = this.requireClient();
         // A notice: the conventional msgtype for bot chatter, which other bots do not answer.
         const content = { ...textContent(message.text), msgtype: "m.notice" };
-        await this.deps.delivery.withRetries(`${this.name}:progress`, () => sendContent(client, message.chatId, content), classifyMatrixError);
+        await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.sendEvent(client, message.chatId, content), classifyMatrixError);
         return;
       }
       case "typing":
@@ -169,7 +179,16 @@ export class MatrixChannel implements Channel {
       return this.checkToken(sdk, session, "accessToken");
     }
     const path = sessionPath(this.deps.home, this.name);
-    const stored = await readStoredSession(path, config);
+    let stored = await readStoredSession(path, config);
+    if (stored && config.e2eeEnabled) {
+      // The crypto keys of the kept device died with the last process: a new device replaces it.
+      await logoutStoredSession(sdk, config.homeserver, stored, sdkLogger(this.log)).catch((error: unknown) =>
+        this.log.debug("matrix logout of the previous device failed", { error: errorMessage(error) }),
+      );
+      this.log.info("matrix: the previous device is logged out; logging in as a new device for end-to-end encryption", { device: stored.deviceId });
+      await forgetStoredSession(path);
+      stored = undefined;
+    }
     if (stored) {
       try {
         return await this.checkToken(sdk, stored, "password");
@@ -259,14 +278,19 @@ export class MatrixChannel implements Channel {
     this.log.info("matrix room joined", { room: room.roomId, inviter });
   }
 
-  private async onEvent(event: MatrixEvent, room: Room): Promise<void> {
-    if (event.getType() === "m.room.encrypted" && event.getSender() !== this.botId()) {
-      if (!this.warnedEncrypted.has(room.roomId)) {
-        this.warnedEncrypted.add(room.roomId);
-        this.log.warn("matrix encrypted room: nanobot cannot read it (no end-to-end encryption); use an unencrypted room", { room: room.roomId });
-      }
-      return;
+  /** Rust crypto for `e2eeEnabled`; when it cannot start, the channel runs on and says what is lost. */
+  private async startEncryption(sdk: Sdk, client: MatrixClient): Promise<void> {
+    try {
+      this.e2ee = await startE2ee(sdk, client);
+      const id = await this.e2ee.identity();
+      this.log.info("matrix end-to-end encryption ready (keys in memory; no cross-signing, verification or key backup)", { device: id.deviceId, ed25519: id.ed25519 });
+    } catch (error) {
+      this.log.warn("matrix end-to-end encryption could not start; encrypted rooms cannot be read", { error: errorMessage(error) });
     }
+  }
+
+  private async onEvent(event: MatrixEvent, room: Room): Promise<void> {
+    if (event.isEncrypted() && event.getSender() !== this.botId() && !(await this.decrypted(event, room))) return;
     const client = this.requireClient();
     const input = await toGateInput(event, room, {
       channel: this.name,
@@ -295,6 +319,42 @@ export class MatrixChannel implements Channel {
     void this.typing.start(input.chatId);
   }
 
+  /** Whether `event` can be read; an undecryptable one is logged, and answered with a notice in a direct chat. */
+  private async decrypted(event: MatrixEvent, room: Room): Promise<boolean> {
+    if (!this.e2ee) {
+      if (!this.warnedEncrypted.has(room.roomId)) {
+        this.warnedEncrypted.add(room.roomId);
+        this.log.warn("matrix encrypted room: nanobot cannot read it (e2eeEnabled is off or encryption failed to start)", { room: room.roomId });
+      }
+      return false;
+    }
+    const result = await this.e2ee.decrypt(event);
+    if (result.ok) return true;
+    const sessionId = String(event.getWireContent().session_id ?? event.getId());
+    this.log.warn("matrix message could not be decrypted", { room: room.roomId, sender: event.getSender(), event: event.getId(), reason: result.reason });
+    // The room key may still arrive (a late to-device message): the SDK retries and the message is answered then.
+    this.e2ee.onLateDecryption(event, () => {
+      this.onEvent(event, room).catch((error: unknown) => this.log.error("matrix event failed", { error: errorMessage(error) }));
+    });
+    // Told in direct chats only: in a group the notice would answer people who did not address the bot.
+    if (!isDirectRoom(room) || this.undecryptable.has(`${room.roomId}|${sessionId}`)) return false;
+    this.undecryptable.add(`${room.roomId}|${sessionId}`);
+    const note = "I could not decrypt your message: my device did not receive its room key. If this keeps happening, check that your client shares keys with unverified devices, or resend it.";
+    const client = this.requireClient();
+    await this.deps.delivery
+      .withRetries(`${this.name}:undecryptable`, () => this.sendEvent(client, room.roomId, { ...textContent(note), msgtype: "m.notice" }), classifyMatrixError)
+      .catch((error: unknown) => this.log.warn("matrix notice about an undecryptable message not sent", { error: errorMessage(error) }));
+    return false;
+  }
+
+  /** Sends a room event, encrypted when the room is. */
+  private async sendEvent(client: MatrixClient, roomId: string, content: RoomContent, txnId?: string): Promise<string> {
+    if (this.e2ee && (await this.e2ee.isEncrypted(roomId))) {
+      return sendContent(client, roomId, await this.e2ee.encrypt(roomId, "m.room.message", content), txnId, "m.room.encrypted");
+    }
+    return sendContent(client, roomId, content, txnId);
+  }
+
   private rememberThread(eventId: string, root: string): void {
     this.threadOf.set(eventId, root);
     if (this.threadOf.size > 2_000) this.threadOf.delete(this.threadOf.keys().next().value!);
@@ -317,7 +377,7 @@ export class MatrixChannel implements Channel {
   }
 
   private async post(roomId: string, content: Record<string, unknown>, txnId?: string): Promise<string> {
-    const eventId = await sendContent(this.requireClient(), roomId, content, txnId);
+    const eventId = await this.sendEvent(this.requireClient(), roomId, content, txnId);
     this.own.add(eventId);
     return eventId;
   }
@@ -351,24 +411,27 @@ export class MatrixChannel implements Channel {
         continue;
       }
       const client = this.requireClient();
-      await this.deps.delivery.deliver(
-        key,
-        async () => this.post(roomId, fileContent(loaded.file, await uploadFile(client, loaded.file), placement), txnIdFor(key)),
-        classifyMatrixError,
-      );
+      const upload = async (): Promise<string> => {
+        if (!this.e2ee || !(await this.e2ee.isEncrypted(roomId))) return this.post(roomId, fileContent(loaded.file, await uploadFile(client, loaded.file), placement), txnIdFor(key));
+        const { ciphertext, file } = encryptAttachment(loaded.file.data);
+        const url = await uploadFile(client, loaded.file, ciphertext);
+        return this.post(roomId, fileContent(loaded.file, { ...file, url }, placement), txnIdFor(key));
+      };
+      await this.deps.delivery.deliver(key, upload, classifyMatrixError);
     }
   }
 
-  private onDelta(streamId: string, roomId: string, delta: string): void {
+  private onDelta(streamId: string, roomId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
       this.typing.stop(roomId);
       editor = new StreamEditor<string>(
         {
-          post: (text) => this.post(roomId, textContent(text)),
+          // Placed as the final reply would be: answering the asking event, inside its thread.
+          post: (text) => this.post(roomId, textContent(text, this.placement(replyTo))),
           edit: async (ref, text) => {
-            await sendContent(this.requireClient(), roomId, editContent(ref, text));
+            await this.sendEvent(this.requireClient(), roomId, editContent(ref, text));
           },
         },
         { intervalMs: this.config.streamEditIntervalMs, clock: this.deps.clock, previewLimit: MATRIX_TEXT_LIMIT, logger: this.log },
@@ -379,12 +442,15 @@ export class MatrixChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, roomId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, roomId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = editor ? (await editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(roomId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(roomId, id, content, undefined, replyTo);
+    const threadRoot = this.placement(replyTo).threadRoot;
+    // Later parts stay in the thread but answer nobody in particular.
+    const rest: Placement = threadRoot ? { threadRoot } : {};
     const client = this.requireClient();
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.
@@ -393,7 +459,7 @@ export class MatrixChannel implements Channel {
     }
     for (const [i, chunk] of splitMessage(content, MATRIX_TEXT_LIMIT).entries()) {
       const key = this.key(id, i);
-      const send = (): Promise<string> => (i === 0 ? sendContent(client, roomId, editContent(ref, chunk), txnIdFor(key)) : this.post(roomId, textContent(chunk), txnIdFor(key)));
+      const send = (): Promise<string> => (i === 0 ? this.sendEvent(client, roomId, editContent(ref, chunk), txnIdFor(key)) : this.post(roomId, textContent(chunk, rest), txnIdFor(key)));
       await this.deps.delivery.deliver(key, send, classifyMatrixError);
     }
   }

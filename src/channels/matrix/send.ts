@@ -11,6 +11,7 @@ import { basename, extname } from "node:path";
 import type { MatrixClient, Method } from "matrix-js-sdk";
 import type { MediaItem } from "../../bus/types.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
+import type { EncryptedFile } from "./attachment-crypto.js";
 import { markdownToMatrixHtml } from "./markdown-html.js";
 
 /**
@@ -91,12 +92,13 @@ export function editContent(eventId: string, text: string): RoomContent {
 }
 
 /**
- * `PUT /rooms/{room}/send/m.room.message/{txnId}` through the SDK's authenticated HTTP layer.
+ * `PUT /rooms/{room}/send/{type}/{txnId}` through the SDK's authenticated HTTP layer (`type` is
+ * `m.room.encrypted` for content already encrypted for an encrypted room).
  * Not `client.sendEvent`: that keeps a local echo per transaction id and refuses to send the
  * same id twice, while a delivery retry must reuse its id for the homeserver to deduplicate.
  */
-export async function sendContent(client: MatrixClient, roomId: string, content: RoomContent, txnId = client.makeTxnId()): Promise<string> {
-  const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
+export async function sendContent(client: MatrixClient, roomId: string, content: RoomContent, txnId = client.makeTxnId(), type = "m.room.message"): Promise<string> {
+  const path = `/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
   const sent = await client.http.authedRequest<{ event_id: string }>("PUT" as Method, path, undefined, content);
   return sent.event_id;
 }
@@ -146,21 +148,26 @@ export async function loadFile(item: MediaItem, maxBytes: number): Promise<LoadR
   }
 }
 
-/** Uploads to the media repository; the `mxc://` URI. */
-export async function uploadFile(client: MatrixClient, file: LoadedFile): Promise<string> {
-  const uploaded = await client.uploadContent(file.data, { name: file.name, type: file.mimeType, includeFilename: true });
+/** Uploads to the media repository; the `mxc://` URI. Ciphertext goes up without its name or type. */
+export async function uploadFile(client: MatrixClient, file: LoadedFile, ciphertext?: Buffer): Promise<string> {
+  const uploaded = ciphertext
+    ? await client.uploadContent(ciphertext, { type: "application/octet-stream", includeFilename: false })
+    : await client.uploadContent(file.data, { name: file.name, type: file.mimeType, includeFilename: true });
   return uploaded.content_uri;
 }
 
-/** The room event that shows an uploaded file (`m.image`, `m.audio`, `m.video`, else `m.file`). */
-export function fileContent(file: LoadedFile, mxc: string, placement: Placement = {}): RoomContent {
+/**
+ * The room event that shows an uploaded file (`m.image`, `m.audio`, `m.video`, else `m.file`):
+ * `url` for a plain upload, `file` (key, iv, hash) for an encrypted one.
+ */
+export function fileContent(file: LoadedFile, source: string | EncryptedFile, placement: Placement = {}): RoomContent {
   const prefix = file.mimeType.split("/")[0];
   const msgtype = prefix === "image" ? "m.image" : prefix === "audio" ? "m.audio" : prefix === "video" ? "m.video" : "m.file";
   const content: RoomContent = {
     msgtype,
     body: file.name,
     filename: file.name,
-    url: mxc,
+    ...(typeof source === "string" ? { url: source } : { file: source }),
     info: { mimetype: file.mimeType, size: file.data.length },
     "m.mentions": {},
   };

@@ -6,7 +6,8 @@
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { MatrixClient } from "matrix-js-sdk";
+import type * as MatrixSdk from "matrix-js-sdk";
+import type { ICreateClientOpts, MatrixClient } from "matrix-js-sdk";
 import type { MatrixConfig } from "./config.js";
 
 export interface MatrixSession {
@@ -51,4 +52,10 @@ export async function passwordLogin(client: MatrixClient, config: MatrixConfig, 
   const stored: StoredSession = { ...session, homeserver: config.homeserver };
   await writeFile(path, JSON.stringify(stored, null, 2), { mode: 0o600 });
   return session;
+}
+
+/** Ends a kept session on the homeserver (`/logout` deletes its device and the device's keys). */
+export async function logoutStoredSession(sdk: typeof MatrixSdk, homeserver: string, session: MatrixSession, logger: ICreateClientOpts["logger"]): Promise<void> {
+  const client = sdk.createClient({ baseUrl: homeserver, accessToken: session.accessToken, userId: session.userId, ...(logger ? { logger } : {}) });
+  await client.logout(true);
 }

@@ -6,13 +6,12 @@
 export function matrixSettingNotes(name: string, raw: Record<string, unknown>): string[] {
   const notes: string[] = [];
   const key = (k: string): string => `channels.${name}.${k}`;
-  if (raw.e2eeEnabled === true) {
-    notes.push(
-      `${key("e2eeEnabled")} is not supported by nanobot's Matrix channel (it keeps no device keys, so it can neither read nor write encrypted rooms); the bot talks in unencrypted rooms only — set it to false and use rooms without encryption`,
-    );
-  }
   if (raw.sasVerification === true) {
-    notes.push(`${key("sasVerification")} is ignored: emoji (SAS) verification needs end-to-end encryption, which nanobot's Matrix channel does not have`);
+    notes.push(
+      raw.e2eeEnabled === false
+        ? `${key("sasVerification")} is ignored: emoji (SAS) verification needs end-to-end encryption, and ${key("e2eeEnabled")} is false`
+        : `${key("sasVerification")} is ignored: nanobot's Matrix channel encrypts but does not do interactive (emoji/SAS) verification or cross-signing, so its device stays unverified in users' clients (messages are still end-to-end encrypted)`,
+    );
   }
   if (raw.syncStopGraceSeconds !== undefined && raw.syncStopGraceSeconds !== null) {
     notes.push(`${key("syncStopGraceSeconds")} is ignored: nanobot cancels the /sync long poll at once when the channel stops, so there is nothing to wait for`);

@@ -72,9 +72,12 @@ export class MattermostChannel implements Channel {
   private readonly botThreads = new LruSet(5_000);
   /** The thread root a reply to this post goes under ("" = not threaded). */
   private readonly replyRoots = new BoundedMap<string>(5_000);
-  /** Per chat, the thread of the post being answered (streams and progress carry no replyTo). */
+  /** Per chat, the thread of the post forwarded last (for outbound messages that name no replyTo). */
   private readonly chatThreads = new BoundedMap<string>(1_000);
-  private readonly receipts = new Map<string, PendingReceipt>();
+  /** `chat:post` → the receipt on that post; several threads of a channel can be answered at once. */
+  private readonly receipts = new BoundedMap<PendingReceipt>(1_000);
+  /** Per chat, the post that got a receipt last (for replies that name no replyTo). */
+  private readonly lastReceipt = new BoundedMap<string>(1_000);
   private readonly usernames = new BoundedMap<string>(5_000);
   private readonly contextGiven = new LruSet(5_000);
   /** Replies sent per chat, to notice a reply that overtook its own question's bookkeeping. */
@@ -147,15 +150,15 @@ export class MattermostChannel implements Channel {
     switch (message.kind) {
       case "message":
         await this.sendReply(message.chatId, message.id, message.content, message.media, this.rootForReply(message.replyTo));
-        return this.replied(message.chatId);
+        return this.replied(message.chatId, message.replyTo);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
-        return this.replied(message.chatId);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
+        return this.replied(message.chatId, message.replyTo);
       case "progress": {
         if (!this.config.sendProgress) return;
-        const root = this.chatThreads.get(message.chatId);
+        const root = this.streamRoot(message.chatId, message.replyTo);
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text, root), classifyMattermostError);
         return;
       }
@@ -300,19 +303,22 @@ export class MattermostChannel implements Channel {
   }
 
   private async acknowledge(chatId: string, postId: string): Promise<void> {
-    this.receipts.set(chatId, { postId });
+    this.receipts.set(`${chatId}:${postId}`, { postId });
+    this.lastReceipt.set(chatId, postId);
     if (!this.config.reactEmoji) return;
     await react(this.rest(), this.bot.id, postId, this.config.reactEmoji, true).catch((error: unknown) =>
       this.log.debug("reaction failed", { error: errorMessage(error) }),
     );
   }
 
-  private async replied(chatId: string): Promise<void> {
+  private async replied(chatId: string, replyTo: string | undefined): Promise<void> {
     this.answered.set(chatId, (this.answered.get(chatId) ?? 0) + 1);
     this.typing.stop(chatId);
-    const receipt = this.receipts.get(chatId);
+    const postId = replyTo !== undefined && this.receipts.has(`${chatId}:${replyTo}`) ? replyTo : this.lastReceipt.get(chatId);
+    const receipt = postId === undefined ? undefined : this.receipts.get(`${chatId}:${postId}`);
     if (!receipt) return;
-    this.receipts.delete(chatId);
+    this.receipts.delete(`${chatId}:${receipt.postId}`);
+    if (this.lastReceipt.get(chatId) === receipt.postId) this.lastReceipt.delete(chatId);
     const client = this.rest();
     const quiet = (error: unknown): void => this.log.debug("reaction failed", { error: errorMessage(error) });
     if (this.config.reactEmoji) await react(client, this.bot.id, receipt.postId, this.config.reactEmoji, false).catch(quiet);
@@ -323,6 +329,16 @@ export class MattermostChannel implements Channel {
   private rootForReply(replyTo: string | undefined): string | undefined {
     if (!replyTo) return undefined;
     return this.replyRoots.get(replyTo) || undefined;
+  }
+
+  /**
+   * Where a streamed reply (or progress) to `replyTo` goes: that post's thread as decided when it
+   * came in; without a known `replyTo`, the thread of the chat's latest post.
+   */
+  private streamRoot(chatId: string, replyTo: string | undefined): string | undefined {
+    const known = replyTo === undefined ? undefined : this.replyRoots.get(replyTo);
+    if (known !== undefined) return known || undefined;
+    return this.chatThreads.get(chatId) || undefined;
   }
 
   private key(id: string, part: string | number): string {
@@ -372,12 +388,12 @@ export class MattermostChannel implements Channel {
     return { fileIds, notes };
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let stream = this.streams.get(streamId);
     if (!stream) {
       this.typing.stop(chatId);
-      const root = this.chatThreads.get(chatId) || undefined;
+      const root = this.streamRoot(chatId, replyTo);
       stream = new StreamEditor<string>(
         {
           post: (text) => this.post(chatId, text, root),
@@ -396,11 +412,11 @@ export class MattermostChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new posts in the same thread. */
-  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const stream = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
-    const root = this.chatThreads.get(chatId) || undefined;
+    const root = this.streamRoot(chatId, replyTo);
     const ref = stream ? (await stream.finish()).ref : undefined;
     if (ref === undefined) return this.sendReply(chatId, id, content, undefined, root);
     const client = this.rest();

@@ -4,8 +4,9 @@
  * checks each request's JWT against the Bot Framework's OpenID keys (issuer, audience = appId,
  * signature, serviceUrl claim). Replies go out through the SDK's ConnectorClient to the
  * conversation's serviceUrl: sends, threaded replies (`replyToId`), edits for streaming, typing
- * activities, inline attachments. Personal chats are direct messages; group chats and channels
- * answer @mentions and replies (`groupPolicy`). botbuilder is loaded when the channel starts.
+ * activities, inline images, other files by the file-consent flow of personal chats
+ * (`file-consent.ts`). Personal chats are direct messages; group chats and channels answer
+ * @mentions and replies (`groupPolicy`). botbuilder is loaded when the channel starts.
  */
 import { join } from "node:path";
 import type { ConnectorClient } from "botframework-connector";
@@ -23,9 +24,10 @@ import { ConversationRefs } from "./conversation-refs.js";
 import type { ConversationRef } from "./conversation-refs.js";
 import type { ClientSecretCredentials } from "./credentials.js";
 import { TeamsTokenError, UntrustedServiceUrlError } from "./errors.js";
+import { PendingUploads, consentCard, fileInfoCard, readConsentAnswer, uploadToSession } from "./file-consent.js";
+import type { ConsentAnswer } from "./file-consent.js";
 import { toGateInput } from "./inbound.js";
 import type { TeamsActivity } from "./inbound.js";
-import type { OutgoingFile } from "./send.js";
 import { TEAMS_TEXT_LIMIT, classifyTeamsError, inlineAttachment, loadFile } from "./send.js";
 import { isTrustedServiceUrl } from "./trusted-hosts.js";
 import { WebhookServer } from "./webhook-server.js";
@@ -33,6 +35,14 @@ import { WebhookServer } from "./webhook-server.js";
 export interface MSTeamsChannelOptions extends ChannelDeps {
   config: MSTeamsConfig;
   name?: string;
+}
+
+/** An attachment of an outgoing activity (inline image, consent card, file-info card). */
+interface OutgoingAttachment {
+  contentType: string;
+  name: string;
+  contentUrl?: string;
+  content?: Record<string, unknown>;
 }
 
 /** What botbuilder's authentication object offers that the channel uses. */
@@ -57,6 +67,8 @@ export class MSTeamsChannel implements Channel {
   /** Ids of activities this bot sent: a reply to one of them addresses the bot. */
   private readonly own = new LruSet(5_000);
   private readonly typing: TypingKeeper;
+  /** Files offered by consent cards, waiting for the user's answer. */
+  private readonly uploads = new PendingUploads();
   /** Inbound activities are handled one at a time, in arrival order, after the 200 went out. */
   private inbound: Promise<void> = Promise.resolve();
   private connection: ChannelConnection = { connected: false };
@@ -183,13 +195,13 @@ export class MSTeamsChannel implements Channel {
         await this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
         return this.typing.stop(message.chatId);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
         return this.typing.stop(message.chatId);
       case "progress":
         if (!this.config.sendProgress) return;
-        await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text), (e) => this.classify(e));
+        await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text, this.threadTarget(message.chatId, message.replyTo)), (e) => this.classify(e));
         return;
       case "typing":
         return this.typing.start(message.chatId);
@@ -236,6 +248,8 @@ export class MSTeamsChannel implements Channel {
   }
 
   private async onActivity(activity: TeamsActivity, serviceUrl: string): Promise<void> {
+    const answer = readConsentAnswer(activity as Record<string, unknown>);
+    if (answer) return this.onConsentAnswer(answer, activity.conversation?.id ?? "");
     const input = await toGateInput(activity, {
       channel: this.name,
       groupPolicy: this.config.groupPolicy,
@@ -280,13 +294,13 @@ export class MSTeamsChannel implements Channel {
     return { connector, ref };
   }
 
-  private async post(chatId: string, text: string, replyTo?: string, files: OutgoingFile[] = []): Promise<string> {
+  private async post(chatId: string, text: string, replyTo?: string, attachments: OutgoingAttachment[] = []): Promise<string> {
     const { connector, ref } = await this.connectorFor(chatId);
     const activity = {
       type: "message",
       text,
       textFormat: "markdown",
-      ...(files.length ? { attachments: files.map(inlineAttachment) } : {}),
+      ...(attachments.length ? { attachments } : {}),
     };
     const sent = replyTo
       ? await connector.conversations.replyToActivity(ref.conversationId, replyTo, { ...activity, replyToId: replyTo })
@@ -330,17 +344,77 @@ export class MSTeamsChannel implements Channel {
         continue;
       }
       const to = chunks.length === 0 && i === 0 ? threadTo : undefined;
-      await this.deps.delivery.deliver(key, () => this.post(chatId, "", to, [file]), (e) => this.classify(e));
+      let attachment: OutgoingAttachment | undefined;
+      if (file.contentType.startsWith("image/")) attachment = inlineAttachment(file);
+      else if (this.isPersonalChat(chatId)) {
+        // Teams shows other files only after the user lets the bot put them in their OneDrive.
+        const uploadId = this.uploads.add({ chatId, path: item.path!, name: file.name, mimeType: file.contentType });
+        attachment = consentCard(file, uploadId);
+      }
+      if (!attachment) {
+        this.log.info("teams files other than images go out in personal chats only, sending a note", { file: file.name });
+        const note = `[file not sent: ${file.name} - Teams lets a bot send files only in a personal chat; ask me there]`;
+        await this.deps.delivery.deliver(key, () => this.post(chatId, note, to), (e) => this.classify(e));
+        continue;
+      }
+      const card = attachment;
+      await this.deps.delivery.deliver(key, () => this.post(chatId, "", to, [card]), (e) => this.classify(e));
     }
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  /** Personal chats are the only conversations where Teams lets a bot upload files. */
+  private isPersonalChat(chatId: string): boolean {
+    const type = this.refs.get(chatId)?.conversationType;
+    // Teams' personal conversation ids start with "a:"; group chats and channels with "19:".
+    return type ? type === "personal" : chatId.startsWith("a:");
+  }
+
+  /** The user answered a consent card: upload the file and show it, or say it was not sent. */
+  private async onConsentAnswer(answer: ConsentAnswer, chatId: string): Promise<void> {
+    const pending = this.uploads.take(answer.uploadId, chatId);
+    const say = (text: string): Promise<unknown> => this.deps.delivery.withRetries(`${this.name}:file`, () => this.post(chatId, text), (e) => this.classify(e));
+    if (!pending) {
+      this.log.info("teams consent answer for a file no longer offered", { chat: chatId });
+      await say("That file is no longer available; please ask me again.");
+      return;
+    }
+    // The card has done its job; a second click on it could not be served.
+    if (answer.cardId) {
+      const cardId = answer.cardId;
+      await this.connectorFor(chatId)
+        .then(({ connector, ref }) => connector.conversations.deleteActivity(ref.conversationId, cardId))
+        .catch((error: unknown) => this.log.debug("teams consent card not removed", { error: errorMessage(error) }));
+    }
+    if (answer.action === "decline") {
+      await say(`Okay, I did not send ${pending.name}.`);
+      return;
+    }
+    const info = answer.uploadInfo;
+    const file = info ? await loadFile({ kind: "document", path: pending.path, name: pending.name, mimeType: pending.mimeType }) : undefined;
+    if (!info || !file) {
+      this.log.warn("teams file upload impossible", { file: pending.name, reason: info ? "file unreadable" : "no upload URL in the consent answer" });
+      await say(`[attachment: ${pending.name} - send failed]`);
+      return;
+    }
+    try {
+      await this.deps.delivery.withRetries(`${this.name}:upload`, () => uploadToSession(info.uploadUrl, file.data), classifyTeamsError);
+    } catch (error) {
+      this.log.warn("teams file upload failed", { file: pending.name, error: errorMessage(error) });
+      await say(`[attachment: ${pending.name} - send failed]`);
+      return;
+    }
+    await this.deps.delivery.withRetries(`${this.name}:file`, () => this.post(chatId, "", undefined, [fileInfoCard(info)]), (e) => this.classify(e));
+  }
+
+  private onDelta(streamId: string, chatId: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
       this.typing.stop(chatId);
+      // The preview goes where the final reply would: the asking message's thread.
+      const threadTo = this.threadTarget(chatId, replyTo);
       editor = new StreamEditor<string>(
-        { post: (text) => this.post(chatId, text), edit: (ref, text) => this.edit(chatId, ref, text) },
+        { post: (text) => this.post(chatId, text, threadTo), edit: (ref, text) => this.edit(chatId, ref, text) },
         { intervalMs: this.config.streamEditIntervalMs, clock: this.deps.clock, previewLimit: TEAMS_TEXT_LIMIT, logger: this.log },
       );
       this.streams.set(streamId, editor);
@@ -349,12 +423,12 @@ export class MSTeamsChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages. */
-  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chatId: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
     const ref = editor ? (await editor.finish()).ref : undefined;
-    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, undefined);
+    if (ref === undefined) return this.sendReply(chatId, id, content, undefined, replyTo);
     if (this.deps.delivery.isDelivered(this.key(id, 0))) {
       // A resumed turn re-streamed a reply that was already delivered: remove the extra preview.
       await this.connectorFor(chatId)

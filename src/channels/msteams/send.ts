@@ -56,7 +56,7 @@ function guessType(item: MediaItem): string {
   return "application/octet-stream";
 }
 
-/** An inline attachment (a `data:` URL); Teams renders inline images, see docs/channels/msteams.md for files. */
+/** An inline attachment (a `data:` URL): how images go out; other files take the consent flow (file-consent.ts). */
 export function inlineAttachment(file: OutgoingFile): { contentType: string; contentUrl: string; name: string } {
   return { contentType: file.contentType, contentUrl: `data:${file.contentType};base64,${file.data.toString("base64")}`, name: file.name };
 }

@@ -103,7 +103,7 @@ export class QQChannel implements Channel {
         return this.sendReply(message.chatId, message.id, message.content, message.media, message.replyTo);
       case "stream_end":
         // QQ cannot edit: the whole reply goes out once, at the end.
-        return this.sendReply(message.chatId, message.id, message.content, undefined, undefined);
+        return this.sendReply(message.chatId, message.id, message.content, undefined, message.replyTo);
       case "progress":
         if (!this.config.sendProgress) return;
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.postText(message.chatId, message.text, undefined), classifyQQError);

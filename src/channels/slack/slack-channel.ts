@@ -39,7 +39,7 @@ export interface SlackChannelOptions extends ChannelDeps {
   server?: Server;
 }
 
-/** The message being answered in a chat: where streamed replies go and which message wears the reaction. */
+/** A message being answered: where its streamed reply goes and which message wears the reaction. */
 interface Answering {
   ts: string;
   threadTs?: string;
@@ -48,6 +48,8 @@ interface Answering {
 
 /** Remembered threads (message ts → the thread its answer goes in); old entries are dropped. */
 const THREAD_MEMORY = 5_000;
+/** Messages waiting for their answer (a stopped turn never answers); the oldest are dropped. */
+const ANSWERING_MEMORY = 1_000;
 
 export class SlackChannel implements Channel {
   readonly name: string;
@@ -64,7 +66,10 @@ export class SlackChannel implements Channel {
   /** `chat:ts` of messages this bot sent: a reply in their thread addresses the bot. */
   private readonly own = new LruSet(5_000);
   private readonly threads = new Map<string, string | null>();
+  /** `chat:ts` → the message being answered; several threads of a channel can be answered at once. */
   private readonly answering = new Map<string, Answering>();
+  /** Per chat, the ts of the message forwarded last (for outbound messages that name none). */
+  private readonly lastAsked = new Map<string, string>();
   /** Threads whose earlier messages were already handed to the model. */
   private readonly contextGiven = new LruSet(10_000);
 
@@ -167,15 +172,15 @@ export class SlackChannel implements Channel {
     switch (message.kind) {
       case "message":
         await this.sendReply(message.chatId, message.id, message.content, message.media, this.threadFor(message.chatId, message.replyTo));
-        return this.replied(message.chatId);
+        return this.replied(message.chatId, message.replyTo);
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, message.replyTo);
       case "stream_end":
-        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content);
-        return this.replied(message.chatId);
+        await this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, message.replyTo);
+        return this.replied(message.chatId, message.replyTo);
       case "progress": {
         if (!this.config.sendProgress) return;
-        const threadTs = this.answering.get(message.chatId)?.threadTs;
+        const threadTs = this.threadFor(message.chatId, message.replyTo);
         await this.deps.delivery.withRetries(`${this.name}:progress`, () => this.post(message.chatId, message.text, threadTs), classifySlackError);
         return;
       }
@@ -224,7 +229,12 @@ export class SlackChannel implements Channel {
     if (outcome !== "forwarded") return;
     this.remember(input.chatId, inbound.ts, inbound.threadTs ?? null);
     const answering: Answering = { ts: inbound.ts, ...(inbound.threadTs ? { threadTs: inbound.threadTs } : {}), reacted: false };
-    this.answering.set(input.chatId, answering);
+    this.answering.set(`${input.chatId}:${inbound.ts}`, answering);
+    this.lastAsked.set(input.chatId, inbound.ts);
+    if (this.answering.size > ANSWERING_MEMORY) {
+      const oldest = this.answering.keys().next().value;
+      if (oldest !== undefined) this.answering.delete(oldest);
+    }
     if (this.config.reactEmoji) {
       answering.reacted = true;
       await react(this.client(), input.chatId, inbound.ts, this.config.reactEmoji, true).catch((error: unknown) => this.log.debug("reaction failed", { error: errorMessage(error) }));
@@ -258,18 +268,25 @@ export class SlackChannel implements Channel {
 
   /** The thread a reply to `replyTo` goes in: the asking message's thread (or none in a plain DM). */
   private threadFor(chat: string, replyTo: string | undefined): string | undefined {
-    if (!replyTo) return this.answering.get(chat)?.threadTs;
+    if (!replyTo) return this.answeringFor(chat, undefined)?.threadTs;
     const known = this.threads.get(`${chat}:${replyTo}`);
     if (known !== undefined) return known ?? undefined;
     // A message ts this process did not see (e.g. after a restart): thread under it.
     return /^\d+\.\d+$/.test(replyTo) ? replyTo : undefined;
   }
 
+  /** The message a reply answers: `replyTo`, else the chat's last forwarded message. */
+  private answeringFor(chat: string, replyTo: string | undefined): Answering | undefined {
+    const ts = replyTo ?? this.lastAsked.get(chat);
+    return ts === undefined ? undefined : this.answering.get(`${chat}:${ts}`);
+  }
+
   /** Swaps the working reaction for the done one on the message just answered. */
-  private async replied(chat: string): Promise<void> {
-    const answering = this.answering.get(chat);
+  private async replied(chat: string, replyTo: string | undefined): Promise<void> {
+    const answering = this.answeringFor(chat, replyTo);
     if (!answering) return;
-    this.answering.delete(chat);
+    this.answering.delete(`${chat}:${answering.ts}`);
+    if (this.lastAsked.get(chat) === answering.ts) this.lastAsked.delete(chat);
     if (!answering.reacted) return;
     const web = this.client();
     const { reactEmoji, doneEmoji } = this.config;
@@ -308,11 +325,11 @@ export class SlackChannel implements Channel {
     }
   }
 
-  private onDelta(streamId: string, chat: string, delta: string): void {
+  private onDelta(streamId: string, chat: string, delta: string, replyTo: string | undefined): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let editor = this.streams.get(streamId);
     if (!editor) {
-      const threadTs = this.answering.get(chat)?.threadTs;
+      const threadTs = this.threadFor(chat, replyTo);
       editor = new StreamEditor<string>(
         {
           post: (text) => this.post(chat, toMrkdwn(text), threadTs),
@@ -326,11 +343,11 @@ export class SlackChannel implements Channel {
   }
 
   /** Turns the preview into the final text; further chunks follow as new messages in the same thread. */
-  private async onStreamEnd(streamId: string, chat: string, id: string, content: string): Promise<void> {
+  private async onStreamEnd(streamId: string, chat: string, id: string, content: string, replyTo: string | undefined): Promise<void> {
     const editor = this.streams.get(streamId);
     this.streams.delete(streamId);
     this.ended.add(streamId);
-    const threadTs = this.answering.get(chat)?.threadTs;
+    const threadTs = this.threadFor(chat, replyTo);
     const ts = editor ? (await editor.finish()).ref : undefined;
     if (ts === undefined) return this.sendReply(chat, id, content, undefined, threadTs);
     const web = this.client();

@@ -43,11 +43,16 @@ export interface FormattedChunk {
   rendered: string;
 }
 
-export async function sendFormatted(api: Api, chatId: string, chunk: FormattedChunk, extras: SendExtras = {}): Promise<number> {
-  const other = {
+/** The Bot API fields that place a message: answering `replyTo`, in topic `messageThreadId`. */
+export function placementOptions(extras: SendExtras): { reply_parameters?: { message_id: number; allow_sending_without_reply: boolean }; message_thread_id?: number } {
+  return {
     ...(extras.replyTo !== undefined ? { reply_parameters: { message_id: extras.replyTo, allow_sending_without_reply: true } } : {}),
     ...(extras.messageThreadId !== undefined ? { message_thread_id: extras.messageThreadId } : {}),
   };
+}
+
+export async function sendFormatted(api: Api, chatId: string, chunk: FormattedChunk, extras: SendExtras = {}): Promise<number> {
+  const other = placementOptions(extras);
   try {
     const sent = await api.sendMessage(chatIdFor(chatId), chunk.rendered, { ...other, parse_mode: "HTML" });
     return sent.message_id;

@@ -24,11 +24,14 @@ import {
   chatIdFor,
   classifyTelegramError,
   editFormatted,
+  placementOptions,
   sendFormatted,
 } from "./send.js";
 import type { FormattedChunk, SendExtras } from "./send.js";
 
 const DEFAULT_API_ROOT = "https://api.telegram.org";
+/** Remembered forum topics of asking messages; the oldest are dropped. */
+const TOPIC_MEMORY = 5_000;
 
 export interface TelegramChannelOptions extends ChannelDeps {
   config: TelegramConfig;
@@ -53,6 +56,8 @@ export class TelegramChannel implements Channel {
   /** Streams already finished: a late delta must not open a second preview. */
   private readonly ended = new LruSet(1_000);
   private readonly typing: TypingKeeper;
+  /** `chat:message id` → the forum topic it was written in: the reply goes to the same topic. */
+  private readonly topics = new Map<string, number>();
 
   constructor(options: TelegramChannelOptions) {
     this.name = options.name ?? "telegram";
@@ -141,16 +146,20 @@ export class TelegramChannel implements Channel {
     switch (message.kind) {
       case "message":
         this.typing.stop(message.chatId);
-        return this.sendReply(message.chatId, message.id, message.content, message.media, this.extras(message.metadata, message.replyTo));
+        return this.sendReply(message.chatId, message.id, message.content, message.media, this.extras(message.chatId, message.metadata, message.replyTo));
       case "delta":
-        return this.onDelta(message.streamId, message.chatId, message.delta);
+        return this.onDelta(message.streamId, message.chatId, message.delta, this.extras(message.chatId, message.metadata, message.replyTo));
       case "stream_end":
         this.typing.stop(message.chatId);
-        return this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, this.extras(message.metadata));
-      case "progress":
+        return this.onStreamEnd(message.streamId, message.chatId, message.id, message.content, this.extras(message.chatId, message.metadata, message.replyTo));
+      case "progress": {
         if (!this.config.sendProgress) return;
-        await this.deps.delivery.withRetries(`${this.name}:progress`, () => api.sendMessage(chatIdFor(message.chatId), message.text), classifyTelegramError);
+        // In the asking message's topic, without quoting it.
+        const { messageThreadId } = this.extras(message.chatId, message.metadata, message.replyTo);
+        const topic = placementOptions(messageThreadId === undefined ? {} : { messageThreadId });
+        await this.deps.delivery.withRetries(`${this.name}:progress`, () => api.sendMessage(chatIdFor(message.chatId), message.text, topic), classifyTelegramError);
         return;
+      }
       case "typing":
         return this.typing.start(message.chatId);
     }
@@ -165,9 +174,9 @@ export class TelegramChannel implements Channel {
     return (this.config.apiRoot ?? DEFAULT_API_ROOT).replace(/\/+$/, "");
   }
 
-  private extras(metadata: Record<string, unknown> | undefined, replyTo?: string): SendExtras {
+  private extras(chatId: string, metadata: Record<string, unknown> | undefined, replyTo?: string): SendExtras {
     const extras: SendExtras = {};
-    const thread = metadata?.messageThreadId;
+    const thread = metadata?.messageThreadId ?? (replyTo ? this.topics.get(`${chatId}:${replyTo}`) : undefined);
     if (typeof thread === "number") extras.messageThreadId = thread;
     if (this.config.replyToMessage && replyTo && /^\d+$/.test(replyTo)) extras.replyTo = Number(replyTo);
     return extras;
@@ -184,11 +193,21 @@ export class TelegramChannel implements Channel {
     });
     if (!input) return;
     const chatId = input.chatId;
+    // Known before the gate publishes: the agent may answer before receive() returns.
+    if (typeof input.metadata?.messageThreadId === "number") this.rememberTopic(chatId, message.message_id, input.metadata.messageThreadId);
     const outcome = await this.deps.gate.receive(input, async (text) => {
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.api().sendMessage(chatIdFor(chatId), text), classifyTelegramError);
     });
     // "typing…" from the moment the message is handed to the agent until the reply is sent.
     if (outcome === "forwarded") void this.typing.start(chatId);
+  }
+
+  private rememberTopic(chatId: string, messageId: number, topic: number): void {
+    this.topics.set(`${chatId}:${messageId}`, topic);
+    if (this.topics.size > TOPIC_MEMORY) {
+      const oldest = this.topics.keys().next().value;
+      if (oldest !== undefined) this.topics.delete(oldest);
+    }
   }
 
   private async download(fileId: string, item: Omit<MediaItem, "path">, uniqueId: string): Promise<MediaItem | undefined> {
@@ -241,7 +260,7 @@ export class TelegramChannel implements Channel {
     return sent.message_id;
   }
 
-  private onDelta(streamId: string, chatId: string, delta: string): void {
+  private onDelta(streamId: string, chatId: string, delta: string, extras: SendExtras): void {
     if (!this.config.streaming || this.ended.has(streamId)) return;
     let stream = this.streams.get(streamId);
     if (!stream) {
@@ -249,7 +268,8 @@ export class TelegramChannel implements Channel {
       const api = this.api();
       const editor = new StreamEditor<number>(
         {
-          post: async (text) => (await api.sendMessage(chatIdFor(chatId), text)).message_id,
+          // The preview answers the asking message (replyToMessage) in its topic, as the final reply would.
+          post: async (text) => (await api.sendMessage(chatIdFor(chatId), text, placementOptions(extras))).message_id,
           edit: async (ref, text) => {
             await api.editMessageText(chatIdFor(chatId), ref, text);
           },

@@ -168,7 +168,7 @@ export class WecomChannel implements Channel {
         // Sent whole with stream_end, as the Python nanobot does.
         return;
       case "stream_end":
-        return this.sendReply(message.chatId, message.id, message.content, undefined, undefined);
+        return this.sendReply(message.chatId, message.id, message.content, undefined, message.replyTo);
       case "progress": {
         if (!this.config.sendProgress) return;
         const text = message.text;

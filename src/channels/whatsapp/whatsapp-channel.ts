@@ -117,7 +117,7 @@ export class WhatsAppChannel implements Channel {
         // No preview: the whole reply goes out with stream_end.
         return;
       case "stream_end":
-        await this.sendReply(message.chatId, message.id, message.content, undefined, undefined);
+        await this.sendReply(message.chatId, message.id, message.content, undefined, message.replyTo);
         return this.typing.stop(message.chatId);
       case "progress": {
         if (!this.config.sendProgress) return;

@@ -16,6 +16,7 @@ import type { PendingWrite } from "../governance/offload.js";
 import { estimateMessages } from "../tokens/estimator.js";
 import type { AgentSpec } from "../types.js";
 import { addUsage, hookContext, warn, type RunState } from "./run-state.js";
+import { tracedModelCall } from "./model-span.js";
 
 export interface AskOptions {
   /** Send no tools (finalization, "please answer"). */
@@ -173,7 +174,7 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
       if (v.refusedTools) state.refused = { ...state.refused, ...v.refusedTools };
     },
   );
-  let response = shortCircuit ?? (await streamModel(state, request));
+  let response = shortCircuit ?? (await tracedModelCall(state.model, request, () => streamModel(state, request)));
   await state.hooks.each(
     "afterResponse",
     (h) => h.afterResponse?.(ctx, response),

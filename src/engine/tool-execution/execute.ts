@@ -15,6 +15,8 @@ import { partitionBatches } from "./batching.js";
 import type { LookupGuard } from "./lookup-guard.js";
 import { errorResult, prepareCall, type PreparedCall } from "./prepare.js";
 import { truncateLargeOutput } from "./truncate.js";
+import { withSpan } from "../../core/tracing/tracer.js";
+import type { Span } from "../../core/tracing/tracer.js";
 
 export const ERROR_HINT = "[Analyze the error above and try a different approach.]";
 export const INTERRUPTED_TEXT = "Error: Task interrupted before this tool finished.";
@@ -93,7 +95,17 @@ async function invokeWithTimeout(item: RunnableCall, deps: ToolRoundDeps): Promi
   }
 }
 
-async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMessage> {
+/** One call inside its `execute_tool <name>` span (GenAI semantic conventions). */
+function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMessage> {
+  const attributes = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": item.call.name,
+    "gen_ai.tool.call.id": item.call.id,
+  };
+  return withSpan(`execute_tool ${item.call.name}`, { attributes }, (span) => runCallIn(item, deps, span));
+}
+
+async function runCallIn(item: RunnableCall, deps: ToolRoundDeps, span: Span | undefined): Promise<ToolMessage> {
   const { call } = item;
   let result: ToolMessage;
   try {
@@ -119,6 +131,7 @@ async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMes
     };
     if (Object.keys(meta).length > 0) result.meta = meta;
   } catch (err) {
+    span?.fail(err);
     const text = err instanceof ToolTimeoutError ? `Error: ${err.message}` : `Error: ${errorMessage(err)}`;
     result = errorResult(call, `${text}\n\n${ERROR_HINT}`);
   }
@@ -130,6 +143,8 @@ async function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMes
       if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
     },
   );
+  // A thrown failure already named its class; an error result the tool returned is `tool_error`.
+  if (result.isError && span && !span.failed) span.fail(undefined, "tool_error");
   return result;
 }
 

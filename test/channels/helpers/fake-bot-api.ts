@@ -30,6 +30,8 @@ export interface SentMessage {
   parse_mode?: string;
   /** `reply_parameters.message_id` of the send. */
   reply_to?: number;
+  /** The forum topic it was sent to (`message_thread_id`). */
+  thread_id?: number;
   edits: string[];
 }
 
@@ -41,6 +43,8 @@ export interface PushOptions {
   entities?: Array<Record<string, unknown>>;
   replyToBot?: boolean;
   photo?: { fileId: string; uniqueId: string };
+  /** A message in this forum topic (`message_thread_id`, `is_topic_message`). */
+  topicId?: number;
   document?: { fileId: string; uniqueId: string; fileName: string; mimeType: string };
 }
 
@@ -90,6 +94,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
       if (typeof p.parse_mode === "string") sent.parse_mode = p.parse_mode;
       const replyTo = (p.reply_parameters as { message_id?: unknown } | undefined)?.message_id;
       if (typeof replyTo === "number") sent.reply_to = replyTo;
+      if (typeof p.message_thread_id === "number") sent.thread_id = p.message_thread_id;
       messages.push(sent);
       return { message_id: sent.message_id, date: 0, chat: { id: Number(p.chat_id), type: "private" }, text: sent.text };
     },
@@ -188,6 +193,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
       };
       if (options.text !== undefined) message[options.photo || options.document ? "caption" : "text"] = options.text;
       if (options.entities) message[options.photo || options.document ? "caption_entities" : "entities"] = options.entities;
+      if (options.topicId !== undefined) Object.assign(message, { message_thread_id: options.topicId, is_topic_message: true });
       if (options.replyToBot) message.reply_to_message = { message_id: 1, date: 0, chat: message.chat, from: { ...BOT, is_bot: true }, text: "earlier" };
       if (options.photo) message.photo = [{ file_id: "small", file_unique_id: "small-u", width: 90, height: 90 }, { file_id: options.photo.fileId, file_unique_id: options.photo.uniqueId, width: 800, height: 600 }];
       if (options.document) message.document = { file_id: options.document.fileId, file_unique_id: options.document.uniqueId, file_name: options.document.fileName, mime_type: options.document.mimeType };

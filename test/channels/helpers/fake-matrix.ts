@@ -6,114 +6,31 @@
  * (idempotent per access token and transaction id, as the spec requires), redactions, typing,
  * media upload (`/_matrix/media/v3/upload`) and download (authenticated
  * `/_matrix/client/v1/media/download`, and the legacy `/_matrix/media/v3/download`).
- * Everything the bot does is recorded; syncs can be failed or cut.
+ * Other users can have sessions of their own (`addUser`), so a second client can sync and send,
+ * and rooms can be encrypted (`m.room.encryption`), with the key endpoints of
+ * `fake-matrix-keys.ts`. Everything the bot does is recorded; syncs can be failed or cut.
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { createKeyServer } from "./fake-matrix-keys.js";
+import type { Caller } from "./fake-matrix-keys.js";
 
-export const MATRIX_SERVER = "fake.test";
-export const MATRIX_BOT = { id: "@nanobot:fake.test", username: "@nanobot:fake.test", displayName: "Nanobot" };
-export const MATRIX_TOKEN = "syt_fake_bot_token";
-export const MATRIX_DEVICE = "NANOBOTDEVICE";
-export const MATRIX_PASSWORD = "correct horse battery staple";
-export const MATRIX_GROUP_ROOM = "!group:fake.test";
+import { MATRIX_SERVER, MATRIX_BOT, MATRIX_TOKEN, MATRIX_DEVICE, MATRIX_PASSWORD, MATRIX_GROUP_ROOM } from "./fake-matrix-types.js";
+import type { FakeMatrix, FakeMatrixOptions, Json, MatrixEventJson, MatrixRequest, MatrixSentMessage } from "./fake-matrix-types.js";
 
-export type Json = Record<string, unknown>;
-
-export interface MatrixEventJson {
-  type: string;
-  event_id: string;
-  sender: string;
-  origin_server_ts: number;
-  content: Json;
-  room_id: string;
-  state_key?: string;
-  unsigned?: Json;
-}
-
-/** One message the bot sent, as the homeserver holds it. */
-export interface MatrixSentMessage {
-  eventId: string;
-  roomId: string;
-  txnId: string;
-  msgtype: string;
-  /** The body as it stands now (after edits). */
-  body: string;
-  /** The first send's content. */
-  content: Json;
-  /** Every edit's new body, in order. */
-  edits: string[];
-  /** The latest content (the last edit's `m.new_content`, else the first content). */
-  current: Json;
-  /** `m.relates_to.m.in_reply_to.event_id`. */
-  replyTo?: string;
-  /** `m.relates_to.event_id` of an `m.thread` relation. */
-  threadRoot?: string;
-  /** For media messages: the uploaded file. */
-  file?: { name: string; content: string; mimeType: string };
-  redacted: boolean;
-}
-
-export interface MatrixRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  body: unknown;
-  token?: string;
-}
-
-export interface FakeMatrixOptions {
-  /** Serve only the legacy `/_matrix/media/v3/download` (a server before Matrix 1.11). */
-  legacyMediaOnly?: boolean;
-  /** `m.upload.size` advertised by the media config. */
-  uploadLimit?: number;
-}
-
-export interface FakeMatrix {
-  /** The homeserver base URL (`channels.matrix.homeserver`). */
-  url: string;
-  messages: MatrixSentMessage[];
-  requests: MatrixRequest[];
-  /** `PUT …/typing` calls with `typing: true`, by room. */
-  typing: string[];
-  /** Every typing call, on and off. */
-  typingCalls: Array<{ roomId: string; typing: boolean; timeout?: number }>;
-  joins: string[];
-  logins: number;
-  /** Routes nobody implemented that the client asked for. */
-  unknown: string[];
-  /** A room the bot is in, with these other members (joined before the bot starts syncing). */
-  addRoom(roomId: string, members: string[], name?: string): void;
-  /** A room `inviter` made with `members`, to which the bot is invited. */
-  invite(roomId: string, inviter: string, members?: string[]): void;
-  /** A user sends a room event; returns its event id. */
-  userSends(roomId: string, sender: string, content: Json, type?: string): string;
-  /** Stores media as a user's client would have uploaded it; returns the `mxc://` URI. */
-  addMedia(name: string, mimeType: string, content: string | Buffer): string;
-  /** The next `count` requests to `METHOD /path-pattern` fail with `status` (`*` matches one path segment). */
-  failNext(route: string, status: number, count?: number, body?: Json): void;
-  /** The next `count` /sync requests fail with HTTP 502. */
-  failSyncs(count: number): void;
-  /** Cuts every /sync long poll waiting for events, as a network drop would. */
-  dropSyncs(): number;
-  /** /sync long polls currently held open. */
-  waitingSyncs(): number;
-  /** The first sync, plus every sync answered after a failed or cut one. */
-  sessions(): number;
-  /** Expires the bot's access token (every request gets 401 M_UNKNOWN_TOKEN). */
-  revokeToken(): void;
-  close(): Promise<void>;
-}
+export { MATRIX_SERVER, MATRIX_BOT, MATRIX_TOKEN, MATRIX_DEVICE, MATRIX_PASSWORD, MATRIX_GROUP_ROOM };
+export type { FakeMatrix, FakeMatrixOptions, Json, MatrixEventJson, MatrixRequest, MatrixSentMessage };
 
 interface RoomState {
   members: Map<string, string>;
   name?: string;
-  /** Stream position at which the bot joined (or was invited). */
-  botJoinedAt: number;
+  /** Stream position at which each member joined. */
+  joinedAt: Map<string, number>;
 }
 
 interface Held {
+  caller: Caller;
   res: ServerResponse;
   since: number | undefined;
   cancel: () => void;
@@ -131,7 +48,14 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   const filters = new Map<string, unknown>();
   const failures: Array<{ pattern: RegExp; status: number; body: Json }> = [];
   const held = new Set<Held>();
-  const tokens = new Set([MATRIX_TOKEN]);
+  const tokens = new Map<string, Caller>([[MATRIX_TOKEN, { userId: MATRIX_BOT.id, deviceId: MATRIX_DEVICE, token: MATRIX_TOKEN }]]);
+  const keys = createKeyServer(
+    () => ++pos,
+    () => {
+      for (const h of [...held]) h.wake();
+    },
+  );
+  const loggedOut: string[] = [];
   const messages: MatrixSentMessage[] = [];
   const requests: MatrixRequest[] = [];
   const typing: string[] = [];
@@ -157,12 +81,13 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   function member(roomId: string, userId: string, membership: string, sender = userId): void {
     const room = rooms.get(roomId)!;
     room.members.set(userId, membership);
+    if (membership === "join") room.joinedAt.set(userId, pos + 1);
     const displayname = userId === MATRIX_BOT.id ? MATRIX_BOT.displayName : userId.slice(1).split(":")[0]!;
     append(roomId, { type: "m.room.member", sender, state_key: userId, content: { membership, displayname } });
   }
 
   function createRoom(roomId: string, creator: string, name?: string): RoomState {
-    const room: RoomState = { members: new Map(), botJoinedAt: Number.POSITIVE_INFINITY, ...(name ? { name } : {}) };
+    const room: RoomState = { members: new Map(), joinedAt: new Map(), ...(name ? { name } : {}) };
     rooms.set(roomId, room);
     append(roomId, { type: "m.room.create", sender: creator, state_key: "", content: { creator, room_version: "10" } });
     member(roomId, creator, "join");
@@ -175,7 +100,6 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     if (!room) throw new Error(`no room ${roomId}`);
     if (room.members.get(MATRIX_BOT.id) === "join") return;
     member(roomId, MATRIX_BOT.id, "join");
-    room.botJoinedAt = pos;
     invites.delete(roomId);
   }
 
@@ -194,13 +118,14 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     return rest;
   }
 
-  function syncBody(since: number | undefined): { body: Json; empty: boolean } {
+  function syncBody(caller: Caller, since: number | undefined): { body: Json; empty: boolean } {
     const join: Json = {};
     const invite: Json = {};
     let empty = true;
+    const me = caller.userId;
     for (const [roomId, room] of rooms) {
-      if (room.members.get(MATRIX_BOT.id) !== "join") continue;
-      const fresh = since === undefined || room.botJoinedAt > since;
+      if (room.members.get(me) !== "join") continue;
+      const fresh = since === undefined || (room.joinedAt.get(me) ?? 0) > since;
       const events = log.filter((e) => e.event.room_id === roomId && (since === undefined || e.pos > since));
       if (!fresh && events.length === 0) continue;
       let state: MatrixEventJson[] = [];
@@ -225,7 +150,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       empty = false;
     }
     for (const [roomId, inv] of invites) {
-      if (since !== undefined && inv.pos <= since) continue;
+      if (me !== MATRIX_BOT.id || (since !== undefined && inv.pos <= since)) continue;
       const events: Json[] = [
         { type: "m.room.create", sender: inv.inviter, state_key: "", content: { creator: inv.inviter } },
         { type: "m.room.member", sender: inv.inviter, state_key: inv.inviter, content: { membership: "join" } },
@@ -234,7 +159,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       invite[roomId] = { invite_state: { events } };
       empty = false;
     }
-    return { body: { next_batch: `s${pos}`, rooms: { join, invite, leave: {} }, presence: { events: [] }, account_data: { events: [] }, to_device: { events: [] } }, empty };
+    const shares = (other: string): boolean => [...rooms.values()].some((r) => r.members.get(me) === "join" && r.members.get(other) === "join");
+    const { part, news } = keys.syncPart(caller, since, shares);
+    return { body: { next_batch: `s${pos}`, rooms: { join, invite, leave: {} }, presence: { events: [] }, account_data: { events: [] }, ...part }, empty: empty && !news };
   }
 
   function json(res: ServerResponse, status: number, body: unknown): void {
@@ -253,9 +180,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     return Buffer.concat(chunks);
   }
 
-  function recordSend(roomId: string, type: string, txnId: string, content: Json): string {
-    const event = append(roomId, { type, sender: MATRIX_BOT.id, content, unsigned: { transaction_id: txnId } });
-    if (type !== "m.room.message") return event.event_id;
+  function recordSend(roomId: string, sender: string, type: string, txnId: string, content: Json): string {
+    const event = append(roomId, { type, sender, content, unsigned: { transaction_id: txnId } });
+    if (type !== "m.room.message" || sender !== MATRIX_BOT.id) return event.event_id;
     const relates = (content["m.relates_to"] ?? {}) as Json;
     if (relates.rel_type === "m.replace") {
       const original = messages.find((m) => m.eventId === relates.event_id);
@@ -292,8 +219,8 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
   function answerSync(h: Held): void {
     held.delete(h);
     h.cancel();
-    const { body } = syncBody(h.since);
-    if (streamBroken) {
+    const { body } = syncBody(h.caller, h.since);
+    if (streamBroken && h.caller.userId === MATRIX_BOT.id) {
       streamBroken = false;
       sessions++;
     }
@@ -318,7 +245,9 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     }
     requests.push({ method, path, query: Object.fromEntries(url.searchParams), body, ...(token ? { token } : {}) });
 
-    const failure = failures.findIndex((f) => f.pattern.test(`${method} ${path}`));
+    // Injected failures hit the bot only: other users' clients are the test's instruments.
+    const fromUser = token !== undefined && tokens.has(token) && tokens.get(token)!.userId !== MATRIX_BOT.id;
+    const failure = fromUser ? -1 : failures.findIndex((f) => f.pattern.test(`${method} ${path}`));
     if (failure >= 0) {
       const [f] = failures.splice(failure, 1);
       return json(res, f!.status, f!.body);
@@ -336,11 +265,13 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       }
       logins++;
       const issued = `syt_login_${logins}`;
-      tokens.add(issued);
-      return json(res, 200, { user_id: MATRIX_BOT.id, access_token: issued, device_id: typeof b.device_id === "string" ? b.device_id : `LOGIN${logins}`, home_server: MATRIX_SERVER });
+      const deviceId = typeof b.device_id === "string" ? b.device_id : `LOGIN${logins}`;
+      tokens.set(issued, { userId: MATRIX_BOT.id, deviceId, token: issued });
+      return json(res, 200, { user_id: MATRIX_BOT.id, access_token: issued, device_id: deviceId, home_server: MATRIX_SERVER });
     }
     if (!token) return matrixError(res, 401, "M_MISSING_TOKEN", "Missing access token");
-    if (!tokens.has(token)) return matrixError(res, 401, "M_UNKNOWN_TOKEN", "Invalid access token");
+    const caller = tokens.get(token);
+    if (!caller) return matrixError(res, 401, "M_UNKNOWN_TOKEN", "Invalid access token");
 
     const mediaDownload = /^\/_matrix\/(?:client\/v1\/media|media\/v3)\/download\/([^/]+)\/([^/]+)/.exec(path);
     if (method === "GET" && mediaDownload) {
@@ -368,7 +299,15 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     const route = path.slice(`${PREFIX}/v3`.length);
     const parts = route.split("/").slice(1).map(decodeURIComponent);
 
-    if (method === "GET" && route === "/account/whoami") return json(res, 200, { user_id: MATRIX_BOT.id, device_id: MATRIX_DEVICE });
+    if (method === "GET" && route === "/account/whoami") return json(res, 200, { user_id: caller.userId, device_id: caller.deviceId });
+    if (method === "POST" && route === "/logout") {
+      tokens.delete(token);
+      keys.removeDevice(caller.userId, caller.deviceId);
+      loggedOut.push(caller.deviceId);
+      return json(res, 200, {});
+    }
+    const keyReply = keys.handle(method, route, { ...Object.fromEntries(url.searchParams), ...((body ?? {}) as Json) }, caller);
+    if (keyReply) return json(res, keyReply.status, keyReply.body);
     if (method === "GET" && route.startsWith("/pushrules")) return json(res, 200, { global: { override: [], content: [], room: [], sender: [], underride: [] } });
     if (method === "GET" && route === "/capabilities") return json(res, 200, { capabilities: {} });
     if (parts[0] === "user" && parts[2] === "filter") {
@@ -389,19 +328,19 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       const sinceParam = url.searchParams.get("since");
       const since = sinceParam ? Number(sinceParam.slice(1)) : undefined;
       const timeout = Number(url.searchParams.get("timeout") ?? "0");
-      const { empty } = syncBody(since);
-      const h: Held = { res, since, cancel: () => undefined, wake: () => undefined };
+      const { empty } = syncBody(caller, since);
+      const h: Held = { caller, res, since, cancel: () => undefined, wake: () => undefined };
       if (!empty || since === undefined || timeout <= 0) return answerSync(h);
       const timer = setTimeout(() => answerSync(h), timeout);
       h.cancel = () => clearTimeout(timer);
       h.wake = () => {
-        if (!syncBody(since).empty) answerSync(h);
+        if (!syncBody(caller, since).empty) answerSync(h);
       };
       held.add(h);
       res.on("close", () => {
         if (held.delete(h)) {
           h.cancel();
-          streamBroken = true;
+          if (caller.userId === MATRIX_BOT.id) streamBroken = true;
         }
       });
       return;
@@ -416,12 +355,12 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
     if (parts[0] === "rooms" && parts.length >= 3) {
       const roomId = parts[1]!;
       const room = rooms.get(roomId);
-      if (!room || room.members.get(MATRIX_BOT.id) !== "join") return matrixError(res, 403, "M_FORBIDDEN", `not in room ${roomId}`);
+      if (!room || room.members.get(caller.userId) !== "join") return matrixError(res, 403, "M_FORBIDDEN", `not in room ${roomId}`);
       if (method === "PUT" && parts[2] === "send" && parts.length === 5) {
         const key = `${token} ${parts[4]}`;
         const existing = txns.get(key);
         if (existing) return json(res, 200, { event_id: existing });
-        const eventId = recordSend(roomId, parts[3]!, parts[4]!, (body ?? {}) as Json);
+        const eventId = recordSend(roomId, caller.userId, parts[3]!, parts[4]!, (body ?? {}) as Json);
         txns.set(key, eventId);
         return json(res, 200, { event_id: eventId });
       }
@@ -440,6 +379,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       if (method === "GET" && parts[2] === "members") {
         return json(res, 200, { chunk: currentState(roomId).filter((e) => e.type === "m.room.member").map(forClient) });
       }
+      if (method === "GET" && parts[2] === "state" && parts.length === 3) return json(res, 200, currentState(roomId).map(forClient));
     }
     unknown.push(`${method} ${path}`);
     return matrixError(res, 404, "M_UNRECOGNIZED", "Unrecognized request");
@@ -464,15 +404,23 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       return logins;
     },
     unknown,
-    addRoom(roomId, members, name) {
+    keys,
+    loggedOut,
+    roomEvents: (roomId) => log.filter((e) => e.event.room_id === roomId).map((e) => e.event),
+    addRoom(roomId, members, name, roomOptions = {}) {
       const creator = members[0] ?? MATRIX_BOT.id;
-      const room = createRoom(roomId, creator, name);
+      createRoom(roomId, creator, name);
+      if (roomOptions.encrypted) append(roomId, { type: "m.room.encryption", sender: creator, state_key: "", content: { algorithm: "m.megolm.v1.aes-sha2" } });
       for (const m of members.slice(1)) {
         if (m === MATRIX_BOT.id) joinBot(roomId);
         else member(roomId, m, "join");
       }
-      if (creator === MATRIX_BOT.id) room.botJoinedAt = pos;
-      else joinBot(roomId);
+      if (creator !== MATRIX_BOT.id) joinBot(roomId);
+    },
+    addUser(userId, deviceId = `${userId.slice(1).split(":")[0]!.toUpperCase()}DEVICE`) {
+      const accessToken = `syt_user_${userId.slice(1).split(":")[0]}_${nextId++}`;
+      tokens.set(accessToken, { userId, deviceId, token: accessToken });
+      return { accessToken, deviceId };
     },
     invite(roomId, inviter, members = []) {
       createRoom(roomId, inviter);
@@ -499,7 +447,7 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       syncFailures += count;
     },
     dropSyncs() {
-      const cut = [...held];
+      const cut = [...held].filter((h) => h.caller.userId === MATRIX_BOT.id);
       for (const h of cut) {
         held.delete(h);
         h.cancel();
@@ -508,10 +456,11 @@ export async function startFakeMatrix(options: FakeMatrixOptions = {}): Promise<
       }
       return cut.length;
     },
-    waitingSyncs: () => held.size,
+    waitingSyncs: () => [...held].filter((h) => h.caller.userId === MATRIX_BOT.id).length,
+    eventPosition: (eventId) => log.find((e) => e.event.event_id === eventId)?.pos,
     sessions: () => sessions,
     revokeToken() {
-      tokens.clear();
+      for (const [token, c] of tokens) if (c.userId === MATRIX_BOT.id) tokens.delete(token);
     },
     async close() {
       for (const h of held) h.cancel();

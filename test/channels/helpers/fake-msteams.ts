@@ -5,13 +5,16 @@
  * the Bot Framework OpenID metadata + JWKS the bot checks inbound tokens against. It also plays
  * the Connector's inbound half: it POSTs activities to the bot's messaging endpoint with a
  * `Authorization: Bearer` JWT signed by its own RSA key (iss api.botframework.com, aud appId,
- * serviceurl claim, key endorsed for "msteams"). Everything the bot does is recorded.
+ * serviceurl claim, key endorsed for "msteams"). Files other than inline images go through
+ * the file-consent exchange of `fake-msteams-files.ts`. Everything the bot does is recorded.
  */
 import { createSign, generateKeyPairSync, randomUUID } from "node:crypto";
 import type { KeyObject } from "node:crypto";
 import { Agent, createServer, request } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { CONSENT_CARD, fakeTeamsFiles } from "./fake-msteams-files.js";
+import type { TeamsFileSide } from "./fake-msteams-files.js";
 
 export const TEAMS_APP_ID = "00000000-0000-4000-8000-00000000b07a";
 export const TEAMS_APP_PASSWORD = "fake-teams-app-secret";
@@ -74,6 +77,8 @@ export interface FakeTeams {
   /** What `loginUrl` points at (the token endpoint is `{loginUrl}/{tenant}/oauth2/v2.0/token`). */
   loginUrl: string;
   messages: TeamsSentMessage[];
+  /** Consent cards, the fake user's answers (`files.answer`) and the finished uploads. */
+  files: TeamsFileSide;
   requests: TeamsRequest[];
   /** Conversation ids a typing activity was sent to. */
   typing: string[];
@@ -159,10 +164,10 @@ export async function startFakeTeams(): Promise<FakeTeams> {
     res.end(body === undefined ? "" : JSON.stringify(body));
   }
 
-  async function readBody(req: IncomingMessage): Promise<string> {
+  async function readBody(req: IncomingMessage): Promise<Buffer> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8");
+    return Buffer.concat(chunks);
   }
 
   function failure(method: string, path: string): number | undefined {
@@ -178,6 +183,8 @@ export async function startFakeTeams(): Promise<FakeTeams> {
   }
 
   function fileOf(attachment: Record<string, unknown>): { name: string; content: string; contentType: string } | undefined {
+    const uploaded = files.fileFor(attachment);
+    if (uploaded) return uploaded;
     const contentUrl = typeof attachment.contentUrl === "string" ? attachment.contentUrl : "";
     const match = /^data:([^;,]+)?;base64,(.*)$/s.exec(contentUrl);
     if (!match) return undefined;
@@ -187,7 +194,8 @@ export async function startFakeTeams(): Promise<FakeTeams> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? "/").split("?")[0]!;
     const method = req.method ?? "GET";
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const raw = bytes.toString("utf8");
     let body: unknown = raw;
     if ((req.headers["content-type"] ?? "").includes("json") && raw) body = JSON.parse(raw) as unknown;
     requests.push({ method, path, body, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
@@ -212,6 +220,7 @@ export async function startFakeTeams(): Promise<FakeTeams> {
       issuedTokens.add(token);
       return json(res, 200, { token_type: "Bearer", expires_in: 3599, ext_expires_in: 3599, access_token: token });
     }
+    if (files.handle(method, path, req, bytes, res)) return;
     const attachmentRoute = /^\/v3\/attachments\/([^/]+)\/views\/original$/.exec(path);
     if (method === "GET" && attachmentRoute) {
       if (!authorized(req)) return json(res, 401, { error: { code: "Unauthorized", message: "missing or invalid bot token" } });
@@ -250,9 +259,12 @@ export async function startFakeTeams(): Promise<FakeTeams> {
         }
         const id = `bot-${++seq}`;
         const replyTo = activityId ?? (typeof activity.replyToId === "string" ? activity.replyToId : undefined);
-        const files = (Array.isArray(activity.attachments) ? (activity.attachments as Array<Record<string, unknown>>) : []).map(fileOf).filter((f) => f !== undefined);
-        messages.push({ id, conversationId, text: String(activity.text ?? ""), edits: [], files, deleted: false, ...(replyTo ? { replyTo } : {}) });
-        return json(res, 201, { id });
+        const attached = Array.isArray(activity.attachments) ? (activity.attachments as Array<Record<string, unknown>>) : [];
+        const sentFiles = attached.map(fileOf).filter((f) => f !== undefined);
+        messages.push({ id, conversationId, text: String(activity.text ?? ""), edits: [], files: sentFiles, deleted: false, ...(replyTo ? { replyTo } : {}) });
+        json(res, 201, { id });
+        for (const card of attached.filter((a) => a.contentType === CONSENT_CARD)) files.onConsentCard(card, id, conversationId);
+        return;
       }
       const sent = messages.find((m) => m.id === activityId && m.conversationId === conversationId);
       if (!sent) return json(res, 404, { error: { code: "ActivityNotFound", message: `no activity ${activityId}` } });
@@ -295,11 +307,30 @@ export async function startFakeTeams(): Promise<FakeTeams> {
     });
   }
 
+  /** Who speaks in each personal chat (the user who answers its consent cards). */
+  const dmUsers = new Map<string, TeamsUser>();
+  const files = fakeTeamsFiles({
+    url,
+    deliver: (activity) => deliver(activity),
+    addressOf(conversationId) {
+      const user = dmUsers.get(conversationId) ?? { id: "aad-unknown", username: "unknown" };
+      return {
+        serviceUrl: url,
+        channelId: "msteams",
+        from: { id: `29:${user.username}`, name: user.username, aadObjectId: user.id },
+        conversation: { id: conversationId, conversationType: "personal", tenantId: TEAMS_TENANT },
+        recipient: { id: TEAMS_BOT.id, name: TEAMS_BOT.name },
+        channelData: { tenant: { id: TEAMS_TENANT } },
+      };
+    },
+  });
+
   const fake: FakeTeams = {
     url,
     openIdMetadataUrl: `${url}/v1/.well-known/openidconfiguration`,
     loginUrl: url,
     messages,
+    files,
     requests,
     typing,
     tokenRequests,
@@ -310,6 +341,7 @@ export async function startFakeTeams(): Promise<FakeTeams> {
     async userSays(options) {
       const id = `user-${++seq}`;
       const conversationId = options.group ? TEAMS_GROUP_CHAT : fake.dmConversation(options.user);
+      if (!options.group) dmUsers.set(conversationId, options.user);
       let text = options.text;
       const entities: Array<Record<string, unknown>> = [];
       if (options.mention) {

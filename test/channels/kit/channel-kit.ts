@@ -10,6 +10,7 @@ import type { OutboundMessage } from "../../../src/bus/types.js";
 import { handlePairingCommand } from "../../../src/channels/access/pairing-command.js";
 import { nextInbound, waitFor } from "../helpers/harness.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
+import { runScheduledKit } from "./scheduled-kit.js";
 
 export function runChannelKit(platform: KitPlatform): void {
   const { alice, mallory } = platform.users;
@@ -48,6 +49,18 @@ export function runChannelKit(platform: KitPlatform): void {
   });
 
   describe(`${platform.channel} kit: groups`, () => {
+    if (platform.groups !== undefined && platform.groups !== true) {
+      it(`forwards no group message (${platform.groups})`, async () => {
+        const s = await start({ allowFrom: [alice.id] });
+        await s.userSays(alice, "in the group", { chat: "group", address: "mention" });
+        await s.userSays(alice, "direct", { chat: "dm" });
+        expect(await nextInbound(s.bus)).toMatchObject({ chatId: s.dmChat(alice), content: "direct" });
+        expect(s.bus.inboundSize()).toBe(0);
+        expect(s.sent()).toEqual([]);
+      });
+      return;
+    }
+
     it("with groupPolicy mention, answers only when mentioned or replied to", async () => {
       const s = await start({ allowFrom: [alice.id], groupPolicy: "mention" });
       await s.userSays(alice, "just chatting", { chat: "group", address: "none" });
@@ -156,6 +169,8 @@ export function runChannelKit(platform: KitPlatform): void {
       const pdf = join(s.home, "report.pdf");
       await writeFile(pdf, "PDF-BYTES");
       await reply(s, s.dmChat(alice), { id: "media-1", content: "here it is", media: [{ kind: "document", path: pdf, name: "report.pdf" }] });
+      // Some platforms take the file only after the user agreed (Teams' file consent in a personal chat).
+      await waitFor(() => s.sent().some((m) => m.files.length > 0), "the uploaded file");
       const files = s.sent().flatMap((m) => m.files);
       expect(files).toEqual([{ name: "report.pdf", content: "PDF-BYTES" }]);
       expect(s.sent().map((m) => m.text)).toContain("here it is");
@@ -197,6 +212,31 @@ export function runChannelKit(platform: KitPlatform): void {
     });
   });
 
+  describe(`${platform.channel} kit: streamed replies to two messages at once`, () => {
+    it("sends each streamed reply, edited to its final text, to the message that asked", async () => {
+      const s = await start({ allowFrom: [alice.id], streaming: true, ...platform.replyConfig });
+      const firstId = await s.userSays(alice, "first question", { chat: "dm" });
+      const first = await nextInbound(s.bus);
+      const secondId = await s.userSays(alice, "second question", { chat: "dm" });
+      const second = await nextInbound(s.bus);
+      const to = { channel: platform.channel, chatId: first.chatId };
+      // Deltas and stream ends name the asking message (`replyTo`), as the agent layer sends them.
+      const [toFirst, toSecond] = [String(first.metadata?.messageId), String(second.metadata?.messageId)];
+      await s.bus.publishOutbound({ ...to, kind: "delta", streamId: "st-a", delta: "First ", replyTo: toFirst });
+      await s.bus.publishOutbound({ ...to, kind: "delta", streamId: "st-b", delta: "Second ", replyTo: toSecond });
+      if (platform.edits) await waitFor(() => s.sent().length === 2, "both previews");
+      await s.bus.publishOutbound({ ...to, kind: "delta", streamId: "st-a", delta: "answer", replyTo: toFirst });
+      await s.bus.publishOutbound({ ...to, kind: "delta", streamId: "st-b", delta: "answer", replyTo: toSecond });
+      await s.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "st-b", id: "st-b-reply", content: "Second answer, done.", replyTo: toSecond });
+      await s.bus.publishOutbound({ ...to, kind: "stream_end", streamId: "st-a", id: "st-a-reply", content: "First answer, done.", replyTo: toFirst });
+      const sent = s.sent().map((m) => [m.text, m.replyTo]);
+      expect(sent.sort((x, y) => String(x[0]).localeCompare(String(y[0])))).toEqual([
+        ["First answer, done.", firstId],
+        ["Second answer, done.", secondId],
+      ]);
+    });
+  });
+
   describe(`${platform.channel} kit: retries`, () => {
     it("retries a failing send up to sendMaxRetries attempts and delivers it once", async () => {
       const s = await start({ allowFrom: [alice.id] }, { sendMaxRetries: 3 });
@@ -229,4 +269,6 @@ export function runChannelKit(platform: KitPlatform): void {
       expect((await nextInbound(s.bus, "the message after the drop", 15_000)).content).toBe("after");
     }, 30_000);
   });
+
+  runScheduledKit(platform);
 }

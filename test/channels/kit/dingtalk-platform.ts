@@ -4,15 +4,12 @@
  * message; a reply sent through the asking message's session webhook (`replyToMessage`) is
  * the platform's reply to that message, so the fake reports that message as `replyTo`.
  */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { DINGTALK_CLIENT_ID, DINGTALK_CLIENT_SECRET, DINGTALK_GROUP, startFakeDingTalk } from "../helpers/fake-dingtalk.js";
 import type { FakeDingTalk } from "../helpers/fake-dingtalk.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface DingTalkSession extends KitSession {
@@ -23,40 +20,10 @@ export interface DingTalkSession extends KitSession {
 
 export async function startDingTalk(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<DingTalkSession> {
   const fake = await startFakeDingTalk();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: {
-      ...options.switches,
-      dingtalk: { enabled: true, clientId: DINGTALK_CLIENT_ID, clientSecret: DINGTALK_CLIENT_SECRET, apiRoot: fake.url, oapiRoot: fake.url, ...config },
-    },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`dingtalk did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "dingtalk", fake, switches: options.switches, entry: { clientId: DINGTALK_CLIENT_ID, clientSecret: DINGTALK_CLIENT_SECRET, apiRoot: fake.url, oapiRoot: fake.url, ...config } });
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: `group:${DINGTALK_GROUP}`,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -86,11 +53,6 @@ export async function startDingTalk(config: Record<string, unknown> = {}, option
     },
     connections: () => fake.connections(),
     typing: () => [],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

@@ -1,13 +1,10 @@
 /** The channel kit's adapter for Discord: the real discord.js-based channel over the fake Discord platform. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { DISCORD_BOT, DISCORD_GROUP_CHANNEL, DISCORD_TOKEN, startFakeDiscord } from "../helpers/fake-discord.js";
 import type { FakeDiscord, FakeDiscordOptions } from "../helpers/fake-discord.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface DiscordSession extends KitSession {
@@ -21,40 +18,13 @@ export async function startDiscord(
   options: { switches?: Record<string, unknown>; fake?: FakeDiscordOptions } = {},
 ): Promise<DiscordSession> {
   const fake = await startFakeDiscord(options.fake);
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, discord: { enabled: true, token: DISCORD_TOKEN, apiRoot: fake.apiRoot, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`discord did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "discord", fake, switches: options.switches, entry: { token: DISCORD_TOKEN, apiRoot: fake.apiRoot, ...config } });
   // Messages the bot answered so far, for "reply" addressing.
   let botMessage: string | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: DISCORD_GROUP_CHANNEL,
     dmChat: (user) => fake.dmChannel(user),
     async userSays(user, text, where, attachment) {
@@ -68,7 +38,7 @@ export async function startDiscord(
       if (where.chat === "group" && where.address === "reply") {
         if (!botMessage) {
           // The bot must have said something in the group to be replied to.
-          await bus.publishOutbound({ kind: "message", channel: "discord", chatId: DISCORD_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: "earlier answer" });
+          await kit.bus.publishOutbound({ kind: "message", channel: "discord", chatId: DISCORD_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: "earlier answer" });
           botMessage = fake.messages.at(-1)!.id;
         }
         extra.replyToBotMessage = botMessage;
@@ -95,11 +65,6 @@ export async function startDiscord(
     },
     connections: () => fake.sessions(),
     typing: () => [...fake.typing],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

@@ -1,13 +1,10 @@
 /** The channel kit's adapter for Feishu: the real SDK-based channel over the fake Feishu Open Platform. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { FEISHU_APP_ID, FEISHU_APP_SECRET, FEISHU_BOT, FEISHU_GROUP_CHAT, startFakeFeishu } from "../helpers/fake-feishu.js";
 import type { FakeFeishu, FakeFeishuOptions, FeishuDispatch } from "../helpers/fake-feishu.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession, KitUser } from "./kit-types.js";
 
 export interface FeishuSession extends KitSession {
@@ -21,42 +18,14 @@ export async function startFeishu(
   options: { switches?: Record<string, unknown>; fake?: FakeFeishuOptions } = {},
 ): Promise<FeishuSession> {
   const fake = await startFakeFeishu(options.fake);
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, feishu: { enabled: true, appId: FEISHU_APP_ID, appSecret: FEISHU_APP_SECRET, apiRoot: fake.url, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await manager.stopAll();
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`feishu did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "feishu", fake, switches: options.switches, entry: { appId: FEISHU_APP_ID, appSecret: FEISHU_APP_SECRET, apiRoot: fake.url, ...config } });
   // A message of the bot's in the group, for "reply" addressing.
   let botMessage: string | undefined;
   const asUser = (user: KitUser): { openId: string; name: string } => ({ openId: user.id, name: user.username });
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: FEISHU_GROUP_CHAT,
     // Direct replies go to the user's open_id (as the Python nanobot's chat ids).
     dmChat: (user) => user.id,
@@ -65,7 +34,7 @@ export async function startFeishu(
       if (where.chat === "group" && where.address === "mention") dispatch.mentions = [FEISHU_BOT];
       if (where.chat === "group" && where.address === "reply") {
         if (!botMessage) {
-          await bus.publishOutbound({ kind: "message", channel: "feishu", chatId: FEISHU_GROUP_CHAT, id: `seed-${Date.now()}`, content: "earlier answer" });
+          await kit.bus.publishOutbound({ kind: "message", channel: "feishu", chatId: FEISHU_GROUP_CHAT, id: `seed-${Date.now()}`, content: "earlier answer" });
           botMessage = fake.messages.at(-1)!.id;
         }
         dispatch.parentId = botMessage;
@@ -88,11 +57,6 @@ export async function startFeishu(
     connections: () => fake.sessions(),
     // Feishu has no typing indicator (see `typing` below); nothing can be recorded.
     typing: () => [],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

@@ -81,6 +81,12 @@ export interface KitPlatform {
    * saying why not when it has none (the kit then checks that nothing is sent for it).
    */
   typing: true | string;
+  /**
+   * Whether the platform has group chats that address the bot by mention or reply: `true` (the
+   * default), or a string saying why not (the kit then checks that a group chat's message is not
+   * forwarded while the sender's own direct messages are).
+   */
+  groups?: true | string;
   /** How often the channel repeats the typing indicator while the agent works (ms). */
   typingRefreshMs?: number;
   users: { alice: KitUser; mallory: KitUser };

@@ -4,6 +4,7 @@ import type { BusError } from "../../../src/bus/types.js";
 import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
 import { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { Logger } from "../../../src/core/logger.js";
 import { TYPING_REFRESH_MS } from "../../../src/channels/matrix/matrix-channel.js";
 import { MATRIX_BOT, MATRIX_GROUP_ROOM, MATRIX_TOKEN, startFakeMatrix } from "../helpers/fake-matrix.js";
 import type { FakeMatrix, FakeMatrixOptions, Json } from "../helpers/fake-matrix.js";
@@ -35,11 +36,15 @@ export interface StartMatrixOptions {
   noToken?: boolean;
   /** An existing home (the kept session lives there). */
   home?: string;
+  /** Where the channel's log lines go (silent when unset). */
+  logger?: Logger;
+  /** Make the users' direct chats with the bot encrypted rooms. */
+  encryptedDms?: boolean;
 }
 
 export async function startMatrix(config: Record<string, unknown> = {}, options: StartMatrixOptions = {}): Promise<MatrixSession> {
   const fake = await startFakeMatrix(options.fake);
-  for (const user of [MATRIX_ALICE, MATRIX_MALLORY]) fake.addRoom(matrixDmRoom(user), [user.id, MATRIX_BOT.id]);
+  for (const user of [MATRIX_ALICE, MATRIX_MALLORY]) fake.addRoom(matrixDmRoom(user), [user.id, MATRIX_BOT.id], undefined, { encrypted: options.encryptedDms === true });
   fake.addRoom(MATRIX_GROUP_ROOM, [MATRIX_ALICE.id, MATRIX_BOT.id, MATRIX_MALLORY.id, MATRIX_BOB], "Team room");
   options.before?.(fake);
   const temp = options.home ? undefined : await tempHome();
@@ -59,6 +64,7 @@ export async function startMatrix(config: Record<string, unknown> = {}, options:
     pairing: store,
     sleep,
     clock,
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   const [result] = await manager.startAll();
   if (!result?.ok) {

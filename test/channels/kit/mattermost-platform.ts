@@ -1,13 +1,10 @@
 /** The channel kit's adapter for Mattermost: the real Client4-based channel over the fake Mattermost server. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { MATTERMOST_BOT, MATTERMOST_GROUP_CHANNEL, MATTERMOST_TOKEN, startFakeMattermost } from "../helpers/fake-mattermost.js";
 import type { FakeMattermost } from "../helpers/fake-mattermost.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface MattermostSession extends KitSession {
@@ -20,40 +17,12 @@ const SEED = "earlier answer";
 
 export async function startMattermost(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<MattermostSession> {
   const fake = await startFakeMattermost();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, mattermost: { enabled: true, serverUrl: fake.url, token: MATTERMOST_TOKEN, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await manager.stopAll();
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`mattermost did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "mattermost", fake, switches: options.switches, entry: { serverUrl: fake.url, token: MATTERMOST_TOKEN, ...config } });
   let botPost: string | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: MATTERMOST_GROUP_CHANNEL,
     dmChat: (user) => fake.dmChannel(user),
     async userSays(user, text, where, attachment) {
@@ -67,7 +36,7 @@ export async function startMattermost(config: Record<string, unknown> = {}, opti
       if (where.chat === "group" && where.address === "reply") {
         if (!botPost) {
           // The bot must have said something in the channel to be replied to.
-          await bus.publishOutbound({ kind: "message", channel: "mattermost", chatId: MATTERMOST_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: SEED });
+          await kit.bus.publishOutbound({ kind: "message", channel: "mattermost", chatId: MATTERMOST_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: SEED });
           botPost = fake.botPosts().at(-1)!.id;
         }
         rootId = botPost;
@@ -102,11 +71,6 @@ export async function startMattermost(config: Record<string, unknown> = {}, opti
     },
     connections: () => fake.connections(),
     typing: () => [...fake.typing],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

@@ -1,13 +1,10 @@
 /** The channel kit's adapter for QQ: the real channel over the fake QQ bot platform. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { QQ_APP_ID, QQ_GROUP, QQ_SECRET, startFakeQQ } from "../helpers/fake-qq.js";
 import type { FakeQQ } from "../helpers/fake-qq.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface QQSession extends KitSession {
@@ -18,39 +15,11 @@ export interface QQSession extends KitSession {
 
 export async function startQQ(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<QQSession> {
   const fake = await startFakeQQ();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    // ackMessage "" here: the kit counts the bot's messages; qq.test.ts covers the acknowledgement.
-    channels: { ...options.switches, qq: { enabled: true, appId: QQ_APP_ID, secret: QQ_SECRET, apiBase: fake.url, tokenUrl: fake.tokenUrl, ackMessage: "", ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await manager.stopAll();
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`qq did not start: ${result?.error}`);
-  }
+  // ackMessage "" here: the kit counts the bot's messages; qq.test.ts covers the acknowledgement.
+  const kit = await startKitManager({ channel: "qq", fake, switches: options.switches, entry: { appId: QQ_APP_ID, secret: QQ_SECRET, apiBase: fake.url, tokenUrl: fake.tokenUrl, ackMessage: "", ...config } });
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: QQ_GROUP,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -71,11 +40,6 @@ export async function startQQ(config: Record<string, unknown> = {}, options: { s
     },
     connections: () => fake.sessions(),
     typing: () => [],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

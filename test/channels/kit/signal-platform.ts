@@ -1,13 +1,10 @@
 /** The channel kit's adapter for Signal: the real channel against the fake signal-cli daemon. */
 import { join } from "node:path";
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { SIGNAL_ACCOUNT, SIGNAL_GROUP, startFakeSignal } from "../helpers/fake-signal.js";
 import type { FakeSignal, SignalUser } from "../helpers/fake-signal.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { tempHome, waitFor } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession, KitUser } from "./kit-types.js";
 
 /**
@@ -35,38 +32,12 @@ export async function startSignal(config: Record<string, unknown>, switches: Rec
   const home = await tempHome();
   const attachmentsDir = join(home.dir, "signal-cli", "attachments");
   const fake = await startFakeSignal({ attachmentsDir });
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...switches, signal: { enabled: true, phoneNumber: SIGNAL_ACCOUNT, daemonHost: fake.host, daemonPort: fake.port, attachmentsDir, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`signal did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "signal", fake, switches, home, entry: { phoneNumber: SIGNAL_ACCOUNT, daemonHost: fake.host, daemonPort: fake.port, attachmentsDir, ...config } });
   let botMessage: number | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: SIGNAL_GROUP,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -74,7 +45,7 @@ export async function startSignal(config: Record<string, unknown>, switches: Rec
       if (where.chat === "dm") return String(await fake.push({ from, text, ...(attachment ? { attachment: { name: attachment.name, contentType: attachment.mimeType, content: attachment.content } } : {}) }));
       if (where.address === "reply" && botMessage === undefined) {
         // The bot must have said something in the group to be quoted.
-        await bus.publishOutbound({ kind: "message", channel: "signal", chatId: SIGNAL_GROUP, id: `seed-${Date.now()}`, content: "earlier answer" });
+        await kit.bus.publishOutbound({ kind: "message", channel: "signal", chatId: SIGNAL_GROUP, id: `seed-${Date.now()}`, content: "earlier answer" });
         botMessage = fake.messages.at(-1)!.timestamp;
       }
       return String(
@@ -107,11 +78,6 @@ export async function startSignal(config: Record<string, unknown>, switches: Rec
     },
     connections: () => fake.sessions(),
     typing: () => [...fake.typing],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

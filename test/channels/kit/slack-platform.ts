@@ -1,14 +1,11 @@
 /** The channel kit's adapter for Slack: the real channel (Slack's SDKs, Socket Mode) over the fake Slack platform. */
 import type { Server } from "node:http";
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { SLACK_APP_TOKEN, SLACK_BOT, SLACK_BOT_TOKEN, SLACK_GROUP_CHANNEL, startFakeSlack } from "../helpers/fake-slack.js";
 import type { FakeSlack } from "../helpers/fake-slack.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface SlackSession extends KitSession {
@@ -22,41 +19,13 @@ export async function startSlack(
   options: { switches?: Record<string, unknown>; httpServer?: Server } = {},
 ): Promise<SlackSession> {
   const fake = await startFakeSlack();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, slack: { enabled: true, botToken: SLACK_BOT_TOKEN, appToken: SLACK_APP_TOKEN, apiRoot: fake.apiRoot, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-    ...(options.httpServer ? { httpServer: options.httpServer } : {}),
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`slack did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "slack", fake, switches: options.switches, httpServer: options.httpServer, entry: { botToken: SLACK_BOT_TOKEN, appToken: SLACK_APP_TOKEN, apiRoot: fake.apiRoot, ...config } });
   // A message of the bot's in the group, for "reply" addressing (a reply in its thread).
   let botMessage: string | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: SLACK_GROUP_CHANNEL,
     dmChat: (user) => fake.dmChannel(user),
     async userSays(user, text, where, attachment) {
@@ -68,7 +37,7 @@ export async function startSlack(
       }
       if (where.address === "reply") {
         if (!botMessage) {
-          await bus.publishOutbound({ kind: "message", channel: "slack", chatId: SLACK_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: "earlier answer" });
+          await kit.bus.publishOutbound({ kind: "message", channel: "slack", chatId: SLACK_GROUP_CHANNEL, id: `seed-${Date.now()}`, content: "earlier answer" });
           botMessage = fake.messages.at(-1)!.ts;
         }
         return fake.say({ user, text, channel: SLACK_GROUP_CHANNEL, threadTs: botMessage, parentUserId: SLACK_BOT.id });
@@ -90,11 +59,6 @@ export async function startSlack(
     connections: () => fake.sessions(),
     // Slack has no bot typing indicator; the fake would record assistant.threads.setStatus.
     typing: () => fake.callsOf("assistant.threads.setStatus").map((c) => String(c.params.channel_id)),
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

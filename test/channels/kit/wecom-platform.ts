@@ -3,15 +3,12 @@
  * over the fake WeCom long connection. WeCom does not acknowledge a pushed message, so a
  * user's message counts as accepted once the fake has written it to the bot's socket.
  */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import { WECOM_BOT_ID, WECOM_GROUP, WECOM_SECRET, startFakeWecom } from "../helpers/fake-wecom.js";
 import type { FakeWecom } from "../helpers/fake-wecom.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface WecomSession extends KitSession {
@@ -22,37 +19,10 @@ export interface WecomSession extends KitSession {
 
 export async function startWecom(config: Record<string, unknown> = {}, options: { switches?: Record<string, unknown> } = {}): Promise<WecomSession> {
   const fake = await startFakeWecom();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, wecom: { enabled: true, botId: WECOM_BOT_ID, secret: WECOM_SECRET, wsUrl: fake.wsUrl, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`wecom did not start: ${result?.error}`);
-  }
+  const kit = await startKitManager({ channel: "wecom", fake, switches: options.switches, entry: { botId: WECOM_BOT_ID, secret: WECOM_SECRET, wsUrl: fake.wsUrl, ...config } });
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: WECOM_GROUP,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -79,11 +49,6 @@ export async function startWecom(config: Record<string, unknown> = {}, options: 
     },
     connections: () => fake.subscriptions(),
     typing: () => [],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

@@ -4,15 +4,11 @@
  * connection: "dropping" it cuts the keep-alive connection Meta delivers over, and the platform
  * reconnects for its next delivery (a status update here, as Meta sends them all the time).
  */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import type { WhatsAppChannel } from "../../../src/channels/whatsapp/whatsapp-channel.js";
 import { WA_APP_SECRET, WA_BUSINESS_NUMBER, WA_GROUP, WA_PHONE_NUMBER_ID, WA_TOKEN, WA_VERIFY_TOKEN, startFakeWhatsApp } from "../helpers/fake-whatsapp.js";
 import type { FakeWhatsApp } from "../helpers/fake-whatsapp.js";
-import { fakeClock, recordingSleep, tempHome } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface WhatsAppSession extends KitSession {
@@ -25,41 +21,14 @@ export const WA_CONFIG = { accessToken: WA_TOKEN, phoneNumberId: WA_PHONE_NUMBER
 /** Starts the real channel through the ChannelManager against a fresh fake Cloud API. */
 export async function startWhatsApp(config: Record<string, unknown>, switches: Record<string, unknown> = {}): Promise<WhatsAppSession> {
   const fake = await startFakeWhatsApp();
-  const home = await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...switches, whatsapp: { enabled: true, ...WA_CONFIG, apiRoot: fake.apiRoot, webhookPort: 0, ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await fake.close();
-    await home.cleanup();
-    throw new Error(`whatsapp did not start: ${result?.error}`);
-  }
-  const at = (manager.get("whatsapp") as WhatsAppChannel).webhookAddress()!;
+  const kit = await startKitManager({ channel: "whatsapp", fake, switches, entry: { ...WA_CONFIG, apiRoot: fake.apiRoot, webhookPort: 0, ...config } });
+  const at = (kit.manager.get("whatsapp") as WhatsAppChannel).webhookAddress()!;
   fake.setWebhook(`http://${at.host}:${at.port}/whatsapp/webhook`);
   let botMessage: string | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: WA_GROUP,
     dmChat: (user) => user.id,
     async userSays(user, text, where, attachment) {
@@ -68,7 +37,7 @@ export async function startWhatsApp(config: Record<string, unknown>, switches: R
       if (where.chat === "dm") return fake.push({ ...base, text, ...media });
       if (where.address === "reply" && botMessage === undefined) {
         // The bot must have said something in the group to be replied to.
-        await bus.publishOutbound({ kind: "message", channel: "whatsapp", chatId: WA_GROUP, id: `seed-${Date.now()}`, content: "earlier answer" });
+        await kit.bus.publishOutbound({ kind: "message", channel: "whatsapp", chatId: WA_GROUP, id: `seed-${Date.now()}`, content: "earlier answer" });
         botMessage = fake.messages.at(-1)!.id;
       }
       return fake.push({
@@ -92,11 +61,6 @@ export async function startWhatsApp(config: Record<string, unknown>, switches: R
     },
     connections: () => fake.connections(),
     typing: () => [...fake.typing],
-    async close() {
-      await manager.stopAll();
-      await fake.close();
-      await home.cleanup();
-    },
   };
 }
 

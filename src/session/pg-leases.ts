@@ -1,0 +1,147 @@
+/**
+ * Per-session leases across workers sharing one PostgreSQL: a turn runs only while its worker
+ * holds the session's lease, so no two workers run turns of one session at once. A lease is a
+ * session-level advisory lock held on a dedicated connection (pg-lock-connection.ts) for the
+ * whole turn: waiters queue in the server's lock queue (arrival order), and a worker that dies
+ * loses the lease with its connection — no expiry to tune, no clock to trust.
+ */
+import { AbortedError } from "../core/errors.js";
+import { LockConnection, isQueryCanceled } from "./pg-lock-connection.js";
+import type { SessionLease } from "./types.js";
+
+/** Idle lock connections kept for the next lease. */
+const KEEP_IDLE = 4;
+
+export interface PgSessionLeasesOptions {
+  url: string;
+  /** The lock namespace: the store's schema, so clusters on other schemas never contend. */
+  namespace: string;
+  /** Cancels a lock wait running on the server process `pid` (through another connection). */
+  cancel: (pid: number) => Promise<void>;
+  heartbeatMs?: number;
+}
+
+export class PgSessionLeases {
+  /** Sessions whose lease this process holds (or waits for), with their in-process queue tail. */
+  private readonly tails = new Map<string, Promise<void>>();
+  private readonly held = new Set<string>();
+  private idle: LockConnection[] = [];
+  private closed = false;
+
+  constructor(private readonly options: PgSessionLeasesOptions) {}
+
+  /** The advisory lock name of a session's lease. */
+  lockName(sessionKey: string): string {
+    return `nanobot:lease:${this.options.namespace}:${sessionKey}`;
+  }
+
+  /** True while this process holds the lease of `sessionKey`. */
+  holds(sessionKey: string): boolean {
+    return this.held.has(sessionKey);
+  }
+
+  /**
+   * Waits for the session's lease (after the holders before it, here and on other workers).
+   * `signal` abandons the wait; the lease's `lost` fires if its connection breaks while held.
+   */
+  async acquire(sessionKey: string, signal?: AbortSignal): Promise<SessionLease> {
+    if (this.closed) throw new Error("the session store is closed");
+    // One waiter per session per process goes to the server; the rest queue here, in order.
+    const before = this.tails.get(sessionKey) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const tail = before.then(() => mine);
+    this.tails.set(sessionKey, tail);
+    const finish = (): void => {
+      done();
+      if (this.tails.get(sessionKey) === tail) this.tails.delete(sessionKey);
+    };
+    try {
+      await abortable(before, signal);
+      const connection = await this.lockOn(this.lockName(sessionKey), signal);
+      this.held.add(sessionKey);
+      let released = false;
+      return {
+        sessionKey,
+        lost: connection.lost,
+        release: async () => {
+          if (released) return;
+          released = true;
+          this.held.delete(sessionKey);
+          try {
+            await this.unlockOn(connection, this.lockName(sessionKey));
+          } finally {
+            finish();
+          }
+        },
+      };
+    } catch (error) {
+      finish();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const idle = this.idle.splice(0);
+    await Promise.all(idle.map((c) => c.end()));
+  }
+
+  private async lockOn(name: string, signal: AbortSignal | undefined): Promise<LockConnection> {
+    signal?.throwIfAborted();
+    const connection = this.idle.pop() ?? (await LockConnection.open({ url: this.options.url, heartbeatMs: this.options.heartbeatMs }));
+    const cancel = (): void => void this.options.cancel(connection.pid).catch(() => undefined);
+    signal?.addEventListener("abort", cancel, { once: true });
+    try {
+      await connection.lock(name);
+    } catch (error) {
+      this.checkIn(connection);
+      if (isQueryCanceled(error) && signal?.aborted) throw new AbortedError("stopped while waiting for the session lease");
+      throw error;
+    } finally {
+      signal?.removeEventListener("abort", cancel);
+    }
+    if (signal?.aborted) {
+      // Granted just as the wait was abandoned: hand it on.
+      await this.unlockOn(connection, name);
+      throw new AbortedError("stopped while waiting for the session lease");
+    }
+    return connection;
+  }
+
+  private async unlockOn(connection: LockConnection, name: string): Promise<void> {
+    if (!connection.healthy) return;
+    try {
+      await connection.unlock(name);
+      this.checkIn(connection);
+    } catch {
+      // Ending the connection releases whatever it still holds.
+      await connection.end();
+    }
+  }
+
+  private checkIn(connection: LockConnection): void {
+    if (connection.healthy && !this.closed && this.idle.length < KEEP_IDLE) this.idle.push(connection);
+    else void connection.end();
+  }
+}
+
+/** `promise`, or an AbortedError as soon as `signal` aborts. */
+function abortable(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new AbortedError("stopped while waiting for the session lease"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

@@ -1,0 +1,4 @@
+import { runChannelKit } from "./channel-kit.js";
+import { napcatPlatform } from "./napcat-platform.js";
+
+runChannelKit(napcatPlatform);

@@ -1,0 +1,57 @@
+/**
+ * The web UI sends each message with an Idempotency-Key and sends it again when the connection
+ * drops before the answer ends (issue #24). In headless Chromium: the first `/api/chat` reaches
+ * the gateway and its turn runs to the end, but the browser's connection is reset; the page says
+ * it is sending again, the gateway answers the repeat from the first turn, and the answer shows
+ * once — one model call, the message stored once.
+ */
+import { afterEach, expect, it } from "vitest";
+import { textOf } from "../../src/core/message-helpers.js";
+import { startGatewayFixture } from "../gateway/helpers.js";
+import type { GatewayFixture } from "../gateway/helpers.js";
+import { useWebUiBrowser } from "./browser.js";
+
+const web = useWebUiBrowser();
+let fx: GatewayFixture | undefined;
+
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+web.describe("web UI: a message whose connection dropped (headless Chromium)", () => {
+  it("is sent again with its Idempotency-Key and answered once, from the first turn", async () => {
+    fx = await startGatewayFixture({ webRoot: web.webRoot() });
+    const page = await web.browser().newPage();
+    try {
+      const keys: string[] = [];
+      await page.route("**/api/chat", async (route) => {
+        keys.push(route.request().headers()["idempotency-key"] ?? "");
+        if (keys.length > 1) return route.continue();
+        // The request reaches the gateway and its turn runs to the end; the browser never hears it.
+        await (await route.fetch()).body();
+        await route.abort("connectionreset");
+      });
+      await page.goto(fx.url);
+      fx.fake.enqueue({ text: "The **answer**, once." });
+      await page.getByTestId("input").fill("ask once");
+      await page.getByTestId("send").click();
+
+      const reply = page.getByTestId("assistant-message").last();
+      await reply.locator("strong", { hasText: "answer" }).waitFor({ timeout: 20_000 });
+      expect(await reply.getByTestId("turn-warning").textContent()).toBe("Connection lost; sending again (1/3)…");
+      expect((await reply.locator(".markdown").textContent())?.trim()).toBe("The answer, once.");
+      await page.getByTestId("send").waitFor({ state: "visible" });
+      expect(await page.getByTestId("inline-error").count()).toBe(0);
+
+      expect(keys).toHaveLength(2);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{32,36}$/);
+      expect(keys[1]).toBe(keys[0]);
+      expect(fx.fake.requests).toHaveLength(1);
+      const stored = await fx.runtime.store().loadMessages("web:default");
+      expect(stored.filter((m) => m.role === "user").map((m) => textOf(m.content))).toEqual(["ask once"]);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+});
