@@ -10,7 +10,8 @@
  * - `bench-loop`: one tool call to `lookup` per round for 2 rounds, then an answer (3 rounds);
  * - `bench-parallel`: 4 calls to `slow_read` in one round, then an answer;
  * - `bench-heavy`: one call to `big_read` per round for 30 rounds (each result is 20 KB), then an answer;
- * - anything else: an answer straight away.
+ * - anything else, and any request that offers no tools (a summary request such as the
+ *   AgentLoop's memory consolidation): an answer straight away.
  * Every response is serialised once at start-up (JSON and SSE), so answering costs a lookup.
  *
  * Control (loopback only): `POST /_control {"delayMs":N}` changes the delay and resets the
@@ -87,6 +88,8 @@ function toolsSinceUser(body: string): number {
 }
 
 export function pickStep(body: string): Step {
+  // A model cannot call tools it was not offered: a request without any answers in text.
+  if (!body.includes('"tools":')) return "answer";
   if (body.includes('"bench-loop"')) {
     const tools = toolsSinceUser(body);
     return tools === 0 ? "loop1" : tools === 1 ? "loop2" : "answer";

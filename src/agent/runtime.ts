@@ -7,7 +7,7 @@ import { mkdirSync } from "node:fs";
 import { sessionsDir } from "../config/paths.js";
 import { defaultAgentName } from "../config/config-helpers.js";
 import type { AgentConfig, NanobotConfig } from "../config/index.js";
-import { ConfigError } from "../core/errors.js";
+import { ConfigError, errorMessage } from "../core/errors.js";
 import type { LanguageModel, ReasoningEffort, ToolChoice } from "../core/llm.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
@@ -28,6 +28,9 @@ import type { Tool } from "../tools/tool.js";
 import { buildDefaultInstructions } from "./default-instructions.js";
 import { resolveDynamicText } from "./agent-instructions.js";
 import { MAX_TOOL_OUTPUT_BYTES } from "../engine/tool-execution/truncate.js";
+import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
+import type { TokenEstimator } from "../engine/tokens/estimator.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import { toolNamingFor } from "./go-hooks.js";
 import { isBuiltinAllowed } from "./permissions.js";
 import { createSubagentTools } from "./subagent-tools.js";
@@ -140,11 +143,37 @@ export class Runtime {
       mkdirSync(this.home, { recursive: true });
       const location = storeLocation({ url: this.config.store?.url, env: this.env, home: this.home });
       const listeners = this.storeListeners;
-      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger }), (op, ms, ok) => {
+      const tokenCounter = this.storedTokenCounter();
+      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger, tokenCounter }), (op, ms, ok) => {
         for (const listener of listeners) listener(op, ms, ok);
       });
     }
     return this.storeInstance;
+  }
+
+  /**
+   * Exact token counts saved with stored messages, so a replayed history is not tokenised again
+   * (core/token-counts.ts): by the default model's tokenizer, once a turn has loaded it; none
+   * before, or when no default model can be named.
+   */
+  private storedTokenCounter(): MessageTokenCounter {
+    let estimator: TokenEstimator | null | undefined;
+    return (message) => {
+      if (estimator === undefined) {
+        try {
+          estimator = sharedTokenEstimator(this.modelRefFor(undefined));
+        } catch {
+          estimator = null;
+        }
+      }
+      try {
+        return estimator?.exact(message);
+      } catch (err) {
+        // A count is an optimisation: a message the tokenizer cannot take is saved without one.
+        this.logger.debug("token count not stored", { error: errorMessage(err) });
+        return undefined;
+      }
+    };
   }
 
   /** Reports every store call (operation, ms, ok) to `listener` (the gateway's `/metrics`); returns the unsubscribe. */

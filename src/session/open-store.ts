@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { stateDbPath } from "../config/paths.js";
 import type { Logger } from "../core/logger.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import { isPostgresUrl } from "./pg-db.js";
 import { PgSessionStore } from "./pg-store.js";
 import type { PortableSessionStore } from "./records.js";
@@ -32,10 +33,11 @@ export function parseStoreLocation(text: string, cwd: string): StoreLocation {
   return { kind: "sqlite", path: resolve(cwd, text) };
 }
 
-export function openSessionStore(location: StoreLocation, options: { logger?: Logger } = {}): PortableSessionStore {
+export function openSessionStore(location: StoreLocation, options: { logger?: Logger; tokenCounter?: MessageTokenCounter } = {}): PortableSessionStore {
+  const { logger, tokenCounter } = options;
   return location.kind === "postgres"
-    ? new PgSessionStore({ url: location.url, logger: options.logger })
-    : new SqliteSessionStore({ path: location.path, logger: options.logger });
+    ? new PgSessionStore({ url: location.url, logger, tokenCounter })
+    : new SqliteSessionStore({ path: location.path, logger, tokenCounter });
 }
 
 /** The location for messages: a URL without its password. */

@@ -9,6 +9,7 @@ import type { Queryable } from "./pg-db.js";
 import { unansweredToolCalls } from "./repair.js";
 import { MESSAGE_COLUMNS, messageToRow, rowToMessage } from "./rows.js";
 import type { MessageRow } from "./rows.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
 import type { SessionInfo, ThreadInfo } from "./types.js";
@@ -19,6 +20,8 @@ export class PgQueries {
   constructor(
     readonly c: Queryable,
     readonly now: () => number,
+    /** Exact token counts saved with appended messages (rows.ts); none when absent. */
+    private readonly countTokens?: MessageTokenCounter,
   ) {}
 
   async all<R>(sql: string, params: unknown[] = []): Promise<R[]> {
@@ -133,7 +136,7 @@ export class PgQueries {
   async append(threadId: string, messages: readonly Message[], turnId: string | null): Promise<number> {
     const first = await this.nextSeq(threadId);
     if (!messages.length) return first;
-    await this.insertRows(messages.map((m, i) => messageToRow(m, threadId, first + i, turnId)));
+    await this.insertRows(messages.map((m, i) => messageToRow(m, threadId, first + i, turnId, this.countTokens)));
     await this.run("UPDATE threads SET updated_at = $1 WHERE id = $2", [this.now(), threadId]);
     return first;
   }
@@ -145,7 +148,8 @@ export class PgQueries {
       const params: unknown[] = [];
       const tuples = batch.map((row) => {
         const cells = COLUMN_NAMES.map((name) => {
-          params.push(row[name as keyof MessageRow]);
+          // Rows copied from an older export lack the newer columns.
+          params.push(row[name as keyof MessageRow] ?? null);
           return `$${params.length}`;
         });
         return `(${cells.join(", ")})`;

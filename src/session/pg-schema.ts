@@ -75,6 +75,14 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: "exact token counts stored with messages (null on older rows)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN tokens INTEGER;
+      ALTER TABLE messages ADD COLUMN token_basis TEXT;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -10,6 +10,7 @@ import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { PgLeadership } from "./pg-leader.js";
@@ -45,6 +46,8 @@ export interface PgSessionStoreOptions {
   retry?: Partial<RetryPolicy>;
   now?: () => number;
   logger?: Logger;
+  /** Exact token counts to save with each message written (read back with it); none when absent. */
+  tokenCounter?: MessageTokenCounter;
   /** Heartbeat of the connections holding session leases (default 5 s). */
   leaseHeartbeatMs?: number;
   /** Time between a follower's tries for leadership (default 2 s). */
@@ -58,6 +61,7 @@ export class PgSessionStore implements PortableSessionStore {
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly tokenCounter: MessageTokenCounter | undefined;
   private migrated: Promise<PgMigrationResult> | undefined;
   private readonly leases: PgSessionLeases;
   private closed: Promise<void> | undefined;
@@ -75,6 +79,7 @@ export class PgSessionStore implements PortableSessionStore {
     this.log = options.logger ?? silentLogger;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.now = options.now ?? Date.now;
+    this.tokenCounter = options.tokenCounter;
     if (this.schema !== undefined) validSchemaName(this.schema);
     this.pool = createPool({ url, schema: this.schema, max: options.maxConnections });
     // Nothing is lost by leaving a failed load unobserved here: every use awaits this promise.
@@ -424,7 +429,7 @@ export class PgSessionStore implements PortableSessionStore {
     return pgWriteTransaction(
       await this.pool,
       async (client: PoolClient) => {
-        const q = new PgQueries(client, this.now);
+        const q = new PgQueries(client, this.now, this.tokenCounter);
         const key = await scopeSession(q, scope);
         if (key !== undefined) await lockSession(client, key);
         return fn(q);
@@ -436,7 +441,7 @@ export class PgSessionStore implements PortableSessionStore {
 
   private async read<T>(fn: (q: PgQueries) => Promise<T>): Promise<T> {
     await this.migrate();
-    return pgReadTransaction(await this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now)));
+    return pgReadTransaction(await this.pool, (client: PoolClient) => fn(new PgQueries(client, this.now, this.tokenCounter)));
   }
 }
 

@@ -2,6 +2,8 @@
  * Translation between core `Message`s and `messages` table rows. Tool calls and reasoning text
  * get their own columns so the database stays inspectable with plain SQL; everything else a
  * message carries goes into `content` (parts), `flags` (meta) and `attrs` (role extras).
+ * `tokens` and `token_basis` keep the message's exact token count when it was known at write
+ * time (see core/token-counts.ts); a message read back carries it beside it.
  */
 import type {
   AssistantContentPart,
@@ -13,6 +15,8 @@ import type {
   ToolCallPart,
   Usage,
 } from "../core/index.js";
+import { attachTokenCount } from "../core/token-counts.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 
 export interface MessageRow {
   id: string;
@@ -29,6 +33,9 @@ export interface MessageRow {
   turn_id: string | null;
   flags: string | null;
   attrs: string | null;
+  /** The exact token count under `token_basis`; both null when it was not known at write time. */
+  tokens: number | null;
+  token_basis: string | null;
 }
 
 /** Role-specific fields that have no column of their own. */
@@ -41,7 +48,13 @@ interface Attrs {
   inlineCalls?: boolean;
 }
 
-export function messageToRow(message: Message, threadId: string, seq: number, turnId: string | null): MessageRow {
+export function messageToRow(
+  message: Message,
+  threadId: string,
+  seq: number,
+  turnId: string | null,
+  countTokens?: MessageTokenCounter,
+): MessageRow {
   let toolCalls: ToolCallPart[] = [];
   let parts: ContentPart[] = message.content;
   let reasoning: string | null = null;
@@ -77,7 +90,17 @@ export function messageToRow(message: Message, threadId: string, seq: number, tu
     turn_id: turnId,
     flags: message.meta && Object.keys(message.meta).length ? JSON.stringify(message.meta) : null,
     attrs: Object.keys(attrs).length ? JSON.stringify(attrs) : null,
+    ...tokenColumns(countTokens?.(message)),
   };
+}
+
+function tokenColumns(count: { basis: string; tokens: number } | undefined): Pick<MessageRow, "tokens" | "token_basis"> {
+  return count ? { tokens: count.tokens, token_basis: count.basis } : { tokens: null, token_basis: null };
+}
+
+/** A row to insert as it is (a copied or imported one), with the columns older rows lack. */
+export function completeRow(row: MessageRow): MessageRow {
+  return row.tokens === undefined || row.token_basis === undefined ? { ...row, tokens: row.tokens ?? null, token_basis: row.token_basis ?? null } : row;
 }
 
 function parseJson<T>(text: string | null): T | undefined {
@@ -85,6 +108,12 @@ function parseJson<T>(text: string | null): T | undefined {
 }
 
 export function rowToMessage(row: MessageRow): Message {
+  const message = messageOfRow(row);
+  if (row.tokens !== null && row.tokens !== undefined && row.token_basis) attachTokenCount(message, { basis: row.token_basis, tokens: Number(row.tokens) });
+  return message;
+}
+
+function messageOfRow(row: MessageRow): Message {
   // Object literals in the key order of the old spread form ({ id, createdAt, meta?, role, … }):
   // every replayed history row passes here, and literals are cheaper than spreads.
   const meta = row.flags === null ? undefined : (JSON.parse(row.flags) as MessageMeta);
@@ -127,9 +156,9 @@ export function rowToMessage(row: MessageRow): Message {
 }
 
 export const MESSAGE_COLUMNS =
-  "id, thread_id, seq, role, content, tool_calls, tool_call_id, tool_name, reasoning, usage, created_at, turn_id, flags, attrs";
+  "id, thread_id, seq, role, content, tool_calls, tool_call_id, tool_name, reasoning, usage, created_at, turn_id, flags, attrs, tokens, token_basis";
 export const MESSAGE_PARAMS =
-  "@id, @thread_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @reasoning, @usage, @created_at, @turn_id, @flags, @attrs";
+  "@id, @thread_id, @seq, @role, @content, @tool_calls, @tool_call_id, @tool_name, @reasoning, @usage, @created_at, @turn_id, @flags, @attrs, @tokens, @token_basis";
 
 /** A row as `SELECT ${MESSAGE_COLUMNS}` returns it in raw mode (values in column order). */
 export type RawMessageRow = [
@@ -147,6 +176,8 @@ export type RawMessageRow = [
   turn_id: string | null,
   flags: string | null,
   attrs: string | null,
+  tokens: number | null,
+  token_basis: string | null,
 ];
 
 export function rowFromRaw(r: RawMessageRow): MessageRow {
@@ -165,5 +196,7 @@ export function rowFromRaw(r: RawMessageRow): MessageRow {
     turn_id: r[11],
     flags: r[12],
     attrs: r[13],
+    tokens: r[14],
+    token_basis: r[15],
   };
 }

@@ -93,6 +93,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE threads ADD COLUMN title TEXT;
     `,
   },
+  {
+    version: 4,
+    description: "exact token counts stored with messages (null on older rows)",
+    sql: `
+      ALTER TABLE messages ADD COLUMN tokens INTEGER;
+      ALTER TABLE messages ADD COLUMN token_basis TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

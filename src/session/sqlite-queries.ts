@@ -8,6 +8,7 @@ import { newId } from "../core/index.js";
 import type { Message } from "../core/index.js";
 import { MESSAGE_COLUMNS, MESSAGE_PARAMS, messageToRow, rowFromRaw, rowToMessage } from "./rows.js";
 import type { RawMessageRow } from "./rows.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { MessageRow } from "./rows.js";
 import type { RowPlace } from "./parsed-messages.js";
 import { unansweredToolCalls } from "./repair.js";
@@ -59,6 +60,8 @@ export class SessionQueries {
   constructor(
     readonly db: Database.Database,
     readonly now: () => number,
+    /** Exact token counts saved with appended messages (rows.ts); none when absent. */
+    private readonly countTokens?: MessageTokenCounter,
   ) {
     this.stmts = {
       session: db.prepare<[string], SessionRow>("SELECT * FROM sessions WHERE key = ?"),
@@ -208,7 +211,7 @@ export class SessionQueries {
   append(threadId: string, messages: readonly Message[], turnId: string | null): number {
     const first = this.nextSeq(threadId);
     let seq = first;
-    for (const message of messages) this.stmts.insertMessage.run(messageToRow(message, threadId, seq++, turnId));
+    for (const message of messages) this.stmts.insertMessage.run(messageToRow(message, threadId, seq++, turnId, this.countTokens));
     if (messages.length) this.stmts.touchThread.run(this.now(), threadId);
     return first;
   }

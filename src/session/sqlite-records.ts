@@ -4,7 +4,7 @@
  */
 import { importedSummarySeq } from "./records.js";
 import type { CheckpointRow, ImportResult, ImportThreadInput, SessionRecords, ThreadExport } from "./records.js";
-import { MESSAGE_COLUMNS, MESSAGE_PARAMS } from "./rows.js";
+import { completeRow, MESSAGE_COLUMNS, MESSAGE_PARAMS } from "./rows.js";
 import type { MessageRow } from "./rows.js";
 import type { SessionQueries, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
@@ -72,7 +72,7 @@ export function writeRecords(q: SessionQueries, records: SessionRecords): void {
   );
   for (const row of records.threads) thread.run({ ...row, title: row.title ?? null });
   const message = q.prepare(`INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (${MESSAGE_PARAMS})`);
-  for (const row of records.messages) message.run(row);
+  for (const row of records.messages) message.run(completeRow(row));
   const turn = q.prepare(
     `INSERT INTO turns (id, session_key, thread_id, status, stop_reason, user_message_id, start_seq, started_at, ended_at, timings, usage, error)
      VALUES (@id, @session_key, @thread_id, @status, @stop_reason, @user_message_id, @start_seq, @started_at, @ended_at, @timings, @usage, @error)`,

@@ -7,6 +7,7 @@ import type Database from "better-sqlite3";
 import { stateDbPath } from "../config/paths.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
+import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { sanitizeToolResults } from "./repair.js";
@@ -49,6 +50,8 @@ export interface SqliteSessionStoreOptions {
   logger?: Logger;
   /** Characters of stored messages kept parsed for history replays (default 8M, ~20–40 MB of heap). */
   historyCacheChars?: number;
+  /** Exact token counts to save with each message written (read back with it); none when absent. */
+  tokenCounter?: MessageTokenCounter;
 }
 
 export class SqliteSessionStore implements PortableSessionStore {
@@ -71,7 +74,7 @@ export class SqliteSessionStore implements PortableSessionStore {
     this.db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs });
     this.parsed = new ParsedMessages(options.historyCacheChars);
     const now = options.now ?? Date.now;
-    this.q = new SessionQueries(this.db, now);
+    this.q = new SessionQueries(this.db, now, options.tokenCounter);
     this.ops = {
       q: this.q,
       now,

@@ -22,6 +22,8 @@ const metaEstimator: TokenEstimator = {
   text: () => 0,
   message: (m) => (typeof m.meta?.tokens === "number" ? m.meta.tokens : 0),
   tools: () => 0,
+  basis: "meta#1",
+  exact: () => undefined,
 };
 
 function weighted<M extends Message>(message: M, tokens: number): M {

@@ -14,6 +14,8 @@ const charEstimator: TokenEstimator = {
   text: (t) => t.length,
   message: (m) => textOf(m).length,
   tools: () => 0,
+  basis: "chars#1",
+  exact: () => undefined,
 };
 const texts = (messages: readonly Message[]): string[] => messages.map((m) => `${m.role}:${textOf(m)}`);
 

@@ -5,7 +5,7 @@ import { createTokenEstimator } from "../../src/engine/tokens/estimator.js";
 import type { TokenEstimator } from "../../src/engine/tokens/estimator.js";
 
 /** One token per character: limits that are easy to reason about. */
-const perChar: TokenEstimator = { load: async () => undefined, ready: true, text: (t) => t.length, message: () => 0, tools: () => 0 };
+const perChar: TokenEstimator = { load: async () => undefined, ready: true, text: (t) => t.length, message: () => 0, tools: () => 0, basis: "chars#1", exact: () => undefined };
 /** A window whose per-message limit is exactly 1,000 tokens: (3,024 − 0 − 1,024) × 0.5. */
 const small = { estimator: perChar, contextWindow: 3_024, maxTokens: 0 };
 const MARKER = /\n\n\[… ([\d,]+) characters removed here: the message was too long for the context window\.( The full message is saved at (\S+)\.)? …\]\n\n/;

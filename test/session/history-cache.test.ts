@@ -138,6 +138,8 @@ describe("ParsedMessages", () => {
     turn_id: null,
     flags: null,
     attrs: null,
+    tokens: null,
+    token_basis: null,
   });
 
   it("answers only for the same id at the same thread and place", () => {

@@ -2,10 +2,14 @@
  * Token estimates for governance and compaction decisions. Counts are cached per message
  * object, and per message id (checked against a cheap content signature) so a history reloaded
  * from storage as new objects is not tokenised again either. A 10k-message history is
- * tokenised once, not on every iteration or turn.
+ * tokenised once, not on every iteration or turn. A store saves each message's exact count with
+ * its row (`exact`), and counts attached to messages it reads are taken as they are, so a new
+ * process does not tokenise a stored history either.
  */
 import type { ToolDefinition } from "../../core/llm.js";
 import type { ContentPart, Message } from "../../core/messages.js";
+import { attachedTokenCount } from "../../core/token-counts.js";
+import type { TokenCount } from "../../core/token-counts.js";
 import { imageTokens, inlineImageSize } from "./image-size.js";
 import { approximateCount, countSliced, encodingForModel, loadEncoding, type CountFn } from "./tokenizer.js";
 
@@ -17,7 +21,17 @@ export interface TokenEstimator {
   text(text: string): number;
   message(message: Message): number;
   tools(tools: readonly ToolDefinition[]): number;
+  /** The rules exact counts are made by (`<encoding>#<version>`); stored counts of another basis are not used. */
+  readonly basis: string;
+  /** The exact count of a message, to store with it; undefined until the tokenizer has loaded. */
+  exact(message: Message): TokenCount | undefined;
 }
+
+/**
+ * Version of the counting rules below (framing overheads, slicing, part costs): bump it when
+ * they change, so counts stored under the old rules are made again instead of trusted.
+ */
+const COUNT_RULES_VERSION = 1;
 
 /** Role and framing tokens every chat message costs (OpenAI's documented ~3–4). */
 const MESSAGE_OVERHEAD = 4;
@@ -28,6 +42,8 @@ const MAX_ID_ENTRIES = 250_000;
 const CACHED_SLICE_MIN = 256;
 /** ~4 MB of slice text at most; dropped wholesale when full. */
 const MAX_SLICE_ENTRIES = 4096;
+/** How the context builder separates a system prompt's sections. */
+const SECTION_BREAK = "\n\n---\n\n";
 const ROLE_CODE = { system: 0, user: 1, assistant: 2, tool: 3 } as const;
 
 /** Role, part count and content length: different whenever governance or an edit changed the message. */
@@ -44,6 +60,7 @@ function signature(message: Message): number {
 
 export function createTokenEstimator(options: { model: string }): TokenEstimator {
   const encoding = encodingForModel(options.model);
+  const basis = `${encoding}#${COUNT_RULES_VERSION}`;
   let count: CountFn = approximateCount;
   let loading: Promise<void> | undefined;
   const messageCache = new WeakMap<Message, number>();
@@ -82,7 +99,28 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     byName.set(tool.name, { description: tool.description, tokens });
     return tokens;
   };
-  const text = (value: string): number => (value.length === 0 ? 0 : countSliced(count === approximateCount ? count : countCached, value));
+  const sliced = (value: string): number => (value.length === 0 ? 0 : countSliced(countCached, value));
+  const text = (value: string): number => {
+    if (value.length === 0) return 0;
+    if (count === approximateCount) return countSliced(count, value);
+    if (value.length >= 2 * CACHED_SLICE_MIN) {
+      // A system prompt's sections change apart (the session's summaries, the turn's time and
+      // session): counted section by section, the unchanged ones keep hitting the slice cache.
+      if (value.includes(SECTION_BREAK)) {
+        let total = 0;
+        let start = 0;
+        for (let at = value.indexOf(SECTION_BREAK); at !== -1; at = value.indexOf(SECTION_BREAK, start)) {
+          total += sliced(value.slice(start, at + SECTION_BREAK.length));
+          start = at + SECTION_BREAK.length;
+        }
+        return total + sliced(value.slice(start));
+      }
+      // Otherwise a short last paragraph (a prompt's own facts) is counted apart for the same reason.
+      const cut = value.lastIndexOf("\n\n") + 2;
+      if (cut > 2 && value.length - cut < 2 * CACHED_SLICE_MIN) return sliced(value.slice(0, cut)) + count(value.slice(cut));
+    }
+    return sliced(value);
+  };
 
   const part = (p: ContentPart): number => {
     switch (p.type) {
@@ -106,7 +144,45 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     }
   };
 
+  /** `byId`: also remember the count by message id (not for counts made to be stored with the row, which carries them from then on). */
+  const countMessage = (m: Message, byId: boolean): number => {
+    const cached = messageCache.get(m);
+    if (cached !== undefined) return cached;
+    const rough = count === approximateCount;
+    if (rough) {
+      const estimate = roughCache.get(m);
+      if (estimate !== undefined) return estimate;
+    } else {
+      // Stored with the message's row under the same rules: as exact as counting it again.
+      const stored = attachedTokenCount(m, basis);
+      if (stored !== undefined) {
+        messageCache.set(m, stored);
+        return stored;
+      }
+    }
+    const sig = signature(m);
+    const known = idCache.get(m.id);
+    if (known && known.signature === sig) {
+      messageCache.set(m, known.tokens);
+      return known.tokens;
+    }
+    let total = MESSAGE_OVERHEAD;
+    for (const p of m.content) total += part(p);
+    // Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
+    if (rough) roughCache.set(m, total);
+    else {
+      messageCache.set(m, total);
+      if (byId) {
+        if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
+        idCache.set(m.id, { signature: sig, tokens: total });
+      }
+    }
+    return total;
+  };
+  const message = (m: Message): number => countMessage(m, true);
+
   return {
+    basis,
     load() {
       loading ??= loadEncoding(encoding).then((fn) => {
         count = fn;
@@ -117,30 +193,9 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
       return count !== approximateCount;
     },
     text,
-    message(message) {
-      const cached = messageCache.get(message);
-      if (cached !== undefined) return cached;
-      const rough = count === approximateCount;
-      if (rough) {
-        const estimate = roughCache.get(message);
-        if (estimate !== undefined) return estimate;
-      }
-      const sig = signature(message);
-      const byId = idCache.get(message.id);
-      if (byId && byId.signature === sig) {
-        messageCache.set(message, byId.tokens);
-        return byId.tokens;
-      }
-      let total = MESSAGE_OVERHEAD;
-      for (const p of message.content) total += part(p);
-      // Rough counts are kept apart, so the exact ones replace them once the tokenizer is loaded.
-      if (rough) roughCache.set(message, total);
-      else {
-        messageCache.set(message, total);
-        if (idCache.size >= MAX_ID_ENTRIES) idCache.clear();
-        idCache.set(message.id, { signature: sig, tokens: total });
-      }
-      return total;
+    message,
+    exact(m) {
+      return count === approximateCount ? undefined : { basis, tokens: countMessage(m, false) };
     },
     tools(tools) {
       if (tools.length === 0) return 0;
