@@ -13,7 +13,6 @@ import type { Message } from "../core/messages.js";
 import type { CronService } from "../cron/cron-service.js";
 import type { DreamResult } from "../memory/dream.js";
 import { ensureWorkspace } from "../memory/workspace.js";
-import { sessionKeyFor } from "../session/keys.js";
 import type { SessionLease } from "../session/types.js";
 import { agentThread } from "./agent-thread.js";
 import { createBuiltinCommands } from "./commands/builtin.js";
@@ -22,7 +21,8 @@ import { parseCommand } from "./commands/registry.js";
 import { ContextBuilder } from "./context-builder.js";
 import { nextGoalRound } from "./goals.js";
 import { compactIdleSessions, IDLE_COMPACT_AFTER_MS } from "./idle-compaction.js";
-import { inboundContent } from "./inbound-content.js";
+import { inboundTurn } from "./inbound-turn.js";
+import type { InboundTurn } from "./inbound-turn.js";
 import { LoopHost } from "./loop-host.js";
 import { OutboundRelay } from "./outbound-relay.js";
 import type { ReplyRoute } from "./outbound-relay.js";
@@ -271,34 +271,14 @@ export class AgentLoop implements TurnProcessor {
 
   /** Handles one inbound bus message (what `start()` does for each message it consumes). */
   accept(message: InboundMessage): void {
-    let sessionKey: string;
+    let turn: InboundTurn;
     try {
-      sessionKey =
-        message.sessionKey ??
-        sessionKeyFor({ channel: message.channel, chatId: message.chatId, unified: this.runtime.config.agents.defaults.unifiedSession });
+      turn = inboundTurn(message, this.runtime.config);
     } catch (error) {
       this.report({ type: "inbound_failed", error, message });
       return;
     }
-    const route: ReplyRoute = {
-      channel: message.channel,
-      chatId: message.chatId,
-      stream: message.metadata?.stream === true,
-      inboundId: message.id,
-      ...(typeof message.metadata?.messageId === "string" ? { replyTo: message.metadata.messageId } : {}),
-    };
-    const agent = typeof message.metadata?.agent === "string" ? message.metadata.agent : undefined;
-    const thread = agentThread(this.runtime.config, sessionKey, agent);
-    sessionKey = thread.sessionKey;
-    const request: TurnRequest = {
-      sessionKey,
-      content: inboundContent(message),
-      channel: message.channel,
-      chatId: message.chatId,
-      senderId: message.senderId,
-      ...(agent ? { agent } : {}),
-      ...(message.metadata ? { metadata: message.metadata } : {}),
-    };
+    const { sessionKey, route, request } = turn;
     if (this.commands.isPriority(message.content)) {
       this.runPriority(request, message.content).then(
         (reply) => this.relayFor(route).send(`${message.id}:command`, reply.error !== undefined ? `Sorry, I could not answer: ${reply.error}` : reply.content),
@@ -313,7 +293,7 @@ export class AgentLoop implements TurnProcessor {
       injectable: parseCommand(message.content) === undefined,
       inbound: message,
       route,
-      resolve: thread.ephemeral ? () => void this.runtime.store().deleteSession(thread.sessionKey).catch(() => undefined) : () => undefined,
+      resolve: turn.ephemeral ? () => void this.runtime.store().deleteSession(sessionKey).catch(() => undefined) : () => undefined,
       reject: () => undefined,
     });
   }
@@ -518,6 +498,5 @@ function contentText(content: TurnRequest["content"]): string {
 }
 
 function isCommandRequest(request: TurnRequest): boolean {
-  const text = typeof request.content === "string" ? request.content : request.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-  return parseCommand(text) !== undefined;
+  return parseCommand(contentText(request.content)) !== undefined;
 }
