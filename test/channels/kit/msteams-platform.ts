@@ -10,16 +10,13 @@
  * over a new connection. The kit then checks the channel keeps receiving, and the gate's
  * de-duplication keeps the redelivered activity from reaching the agent twice.
  */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
+import type { ChannelManager } from "../../../src/channels/channel-manager.js";
 import type { MSTeamsChannel } from "../../../src/channels/msteams/msteams-channel.js";
 import { TEAMS_APP_ID, TEAMS_APP_PASSWORD, TEAMS_GROUP_CHAT, startFakeTeams } from "../helpers/fake-msteams.js";
 import type { FakeTeams } from "../helpers/fake-msteams.js";
-import { fakeClock, recordingSleep, tempHome } from "../helpers/harness.js";
+import { tempHome } from "../helpers/harness.js";
 import type { FakeClock } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSession } from "./kit-types.js";
 
 export interface TeamsSession extends KitSession {
@@ -51,42 +48,16 @@ export async function startTeams(
   const fake = options.fake ?? (await startFakeTeams());
   const closeFake = options.fake ? () => Promise.resolve() : () => fake.close();
   const home = options.home ? { dir: options.home, cleanup: () => Promise.resolve() } : await tempHome();
-  const bus = new InProcessBus();
-  const busErrors: BusError[] = [];
-  bus.onError((e) => busErrors.push(e));
-  const store = new PairingStore({ path: pairingStorePath(home.dir) });
-  const clock = fakeClock(1_000_000);
-  const { sleep, waits } = recordingSleep();
-  const manager = new ChannelManager({
-    bus,
-    home: home.dir,
-    channels: { ...options.switches, msteams: { ...teamsSettings(fake), ...config } },
-    factories: defaultChannelFactories(),
-    pairing: store,
-    sleep,
-    clock,
-  });
-  const [result] = await manager.startAll();
-  if (!result?.ok) {
-    await closeFake();
-    await home.cleanup();
-    throw new Error(`msteams did not start: ${result?.error}`);
-  }
-  const channel = manager.get("msteams") as MSTeamsChannel;
+  const kit = await startKitManager({ channel: "msteams", fake: { close: closeFake }, home, switches: options.switches, entry: { ...teamsSettings(fake), ...config } });
+  const channel = kit.manager.get("msteams") as MSTeamsChannel;
   fake.setBotEndpoint(channel.endpoint()!);
   // A message of the bot's in the group, for "reply" addressing.
   let botMessage: string | undefined;
 
   return {
+    ...kit,
     fake,
-    manager,
     channel,
-    bus,
-    store,
-    clock,
-    waits,
-    busErrors,
-    home: home.dir,
     groupChat: TEAMS_GROUP_CHAT,
     dmChat: (user) => fake.dmConversation(user),
     async userSays(user, text, where, attachment) {
@@ -94,7 +65,7 @@ export async function startTeams(
       let replyToId: string | undefined;
       if (where.chat === "group" && where.address === "reply") {
         if (!botMessage) {
-          await bus.publishOutbound({ kind: "message", channel: "msteams", chatId: TEAMS_GROUP_CHAT, id: `seed-${Date.now()}`, content: "earlier answer" });
+          await kit.bus.publishOutbound({ kind: "message", channel: "msteams", chatId: TEAMS_GROUP_CHAT, id: `seed-${Date.now()}`, content: "earlier answer" });
           botMessage = fake.messages.at(-1)!.id;
         }
         replyToId = botMessage;
@@ -124,11 +95,6 @@ export async function startTeams(
     },
     connections: () => fake.botConnections(),
     typing: () => [...fake.typing],
-    async close() {
-      await manager.stopAll();
-      await closeFake();
-      await home.cleanup();
-    },
   };
 }
 

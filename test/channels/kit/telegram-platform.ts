@@ -1,12 +1,8 @@
 /** The channel kit's adapter for Telegram: the real grammY-based channel over the fake Bot API. */
-import { InProcessBus } from "../../../src/bus/in-process-bus.js";
-import type { BusError } from "../../../src/bus/types.js";
-import { PairingStore, pairingStorePath } from "../../../src/channels/access/pairing-store.js";
-import { ChannelManager } from "../../../src/channels/channel-manager.js";
-import { defaultChannelFactories } from "../../../src/channels/factories.js";
 import { BOT, BOT_TOKEN, startFakeBotApi } from "../helpers/fake-bot-api.js";
 import type { ApiCall } from "../helpers/fake-bot-api.js";
-import { fakeClock, recordingSleep, tempHome, waitFor } from "../helpers/harness.js";
+import { waitFor } from "../helpers/harness.js";
+import { startKitManager } from "./kit-manager.js";
 import type { KitPlatform, KitSent, KitSession } from "./kit-types.js";
 
 const GROUP_ID = -100;
@@ -27,36 +23,14 @@ export const telegramPlatform: KitPlatform = {
 
   async start(config, options = {}): Promise<KitSession> {
     const fake = await startFakeBotApi();
-    const home = await tempHome();
-    const bus = new InProcessBus();
-    const busErrors: BusError[] = [];
-    bus.onError((e) => busErrors.push(e));
-    const store = new PairingStore({ path: pairingStorePath(home.dir) });
-    const clock = fakeClock(1_000_000);
-    const { sleep, waits } = recordingSleep();
-    const manager = new ChannelManager({
-      bus,
-      home: home.dir,
-      channels: { ...options.switches, telegram: { enabled: true, token: BOT_TOKEN, apiRoot: fake.url, pollingTimeoutS: 1, ...config } },
-      factories: defaultChannelFactories(),
-      pairing: store,
-      sleep,
-      clock,
-    });
-    const [result] = await manager.startAll();
-    if (!result?.ok) throw new Error(`telegram did not start: ${result?.error}`);
+    const kit = await startKitManager({ channel: "telegram", fake, switches: options.switches, entry: { token: BOT_TOKEN, apiRoot: fake.url, pollingTimeoutS: 1, ...config } });
     let nextFile = 1;
     // Long polling has no session: a getUpdates after a cut poll is the reconnection.
     let pollsAtDrop: number | undefined;
     let connections = 1;
 
     return {
-      bus,
-      store,
-      clock,
-      waits,
-      busErrors,
-      home: home.dir,
+      ...kit,
       groupChat: String(GROUP_ID),
       dmChat: (user) => user.id,
       async userSays(user, text, where, attachment) {
@@ -108,11 +82,6 @@ export const telegramPlatform: KitPlatform = {
         return connections;
       },
       typing: () => fake.callsOf("sendChatAction").map((call) => String(call.params.chat_id)),
-      async close() {
-        await manager.stopAll();
-        await fake.close();
-        await home.cleanup();
-      },
     };
   },
 };
