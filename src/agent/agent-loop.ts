@@ -17,7 +17,7 @@ import type { SessionLease } from "../session/types.js";
 import { agentThread } from "./agent-thread.js";
 import { createBuiltinCommands } from "./commands/builtin.js";
 import type { CommandRegistry } from "./commands/registry.js";
-import { parseCommand } from "./commands/registry.js";
+import { contentText, isCommandRequest, parseCommand } from "./commands/registry.js";
 import { ContextBuilder } from "./context-builder.js";
 import { nextGoalRound } from "./goals.js";
 import { compactIdleSessions, IDLE_COMPACT_AFTER_MS } from "./idle-compaction.js";
@@ -491,12 +491,4 @@ export class AgentLoop implements TurnProcessor {
       }
     }
   }
-}
-
-function contentText(content: TurnRequest["content"]): string {
-  return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
-}
-
-function isCommandRequest(request: TurnRequest): boolean {
-  return parseCommand(contentText(request.content)) !== undefined;
 }

@@ -47,6 +47,16 @@ export interface ParsedCommand {
   args: string;
 }
 
+/** A message's text (its text parts joined), where a slash command would be. */
+export function contentText(content: TurnRequest["content"]): string {
+  return typeof content === "string" ? content : content.map((p) => (p.type === "text" ? p.text : "")).join("");
+}
+
+/** Whether the request is a slash command (answered without the model). */
+export function isCommandRequest(request: TurnRequest): boolean {
+  return parseCommand(contentText(request.content)) !== undefined;
+}
+
 /** `/name`, `/name@bot`, `/name args…`; `/path/to/file` and plain text are not commands. */
 export function parseCommand(text: string): ParsedCommand | undefined {
   const match = /^\/([A-Za-z][\w-]*)(?:@[\w.]+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
