@@ -3,6 +3,7 @@
  * while that session is busy) and its reply is delivered to the chat that created it. The
  * system jobs — heartbeat (every 30 min) and Dream (every 2 h) — are installed here.
  */
+import { tracedModelCall } from "../engine/loop/model-span.js";
 import type { MessageBus } from "../bus/types.js";
 import type { NanobotConfig } from "../config/index.js";
 import { errorMessage } from "../core/errors.js";
@@ -68,9 +69,8 @@ async function heartbeat({ loop, bus }: CronBridgeOptions): Promise<CronRunOutco
     evaluate: async (tasks, answer) => {
       const profile = await runtime.resolveAgent();
       try {
-        const response = await profile.model
-          .stream({ messages: [systemMessage(HEARTBEAT_EVALUATOR_PROMPT), userMessage(`Tasks:\n${tasks.map((t) => `- ${t}`).join("\n")}\n\nResult:\n${answer}`)], maxTokens: 16, temperature: 0 })
-          .result();
+        const request = { messages: [systemMessage(HEARTBEAT_EVALUATOR_PROMPT), userMessage(`Tasks:\n${tasks.map((t) => `- ${t}`).join("\n")}\n\nResult:\n${answer}`)], maxTokens: 16, temperature: 0 };
+        const response = await tracedModelCall(profile.model, request, () => profile.model.stream(request).result(), "heartbeat");
         return evaluatorSaysNotify(textOf(response.message));
       } catch (err) {
         runtime.logger.warn("heartbeat evaluator failed; staying silent", { error: errorMessage(err) });

@@ -6,6 +6,7 @@
  */
 import { systemMessage, textOf, toolCallsOf, userMessage } from "../core/message-helpers.js";
 import type { LanguageModel } from "../core/llm.js";
+import { tracedModelCall } from "../engine/loop/model-span.js";
 import type { Message } from "../core/messages.js";
 import { errorMessage } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -117,9 +118,8 @@ export interface SummariseInput {
 export async function summariseChunk(input: SummariseInput): Promise<string> {
   const transcript = toTranscript(input.chunk);
   try {
-    const response = await input.model
-      .stream({ messages: [systemMessage(CONSOLIDATION_PROMPT), userMessage(transcript)], maxTokens: 1_024, temperature: 0 }, input.signal)
-      .result();
+    const request = { messages: [systemMessage(CONSOLIDATION_PROMPT), userMessage(transcript)], maxTokens: 1_024, temperature: 0 };
+    const response = await tracedModelCall(input.model, request, () => input.model.stream(request, input.signal).result(), "consolidation");
     const text = textOf(response.message).trim();
     if (text) return text;
     input.logger?.warn("consolidation summary was empty; keeping the raw transcript", { sessionKey: input.sessionKey });

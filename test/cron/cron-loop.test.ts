@@ -8,6 +8,8 @@ import { HEARTBEAT_JOB_ID } from "../../src/cron/heartbeat.js";
 import { createHarness, finalMessages, gateTool, roles, waitFor } from "../agent/helpers.js";
 import type { LoopHarness } from "../agent/helpers.js";
 import type { Tool } from "../../src/tools/tool.js";
+import { installSpanExporter } from "../../src/core/tracing/tracer.js";
+import type { FinishedSpan } from "../../src/core/tracing/tracer.js";
 import { FakeClock } from "./fake-clock.js";
 
 let h: LoopHarness | undefined;
@@ -102,6 +104,24 @@ describe("heartbeat", () => {
     ]);
     expect(roles(h.fake.requests[1]).at(-1)?.[1]).toContain("- check whether the build is green");
     h.fake.assertDone();
+  });
+
+  it("traces the evaluator's check as a model call marked heartbeat", async () => {
+    const spans: FinishedSpan[] = [];
+    const uninstall = installSpanExporter({ export: (span) => void spans.push(span), shutdown: async () => undefined });
+    try {
+      const { h, cron, clock } = await setup();
+      installSystemJobs(cron, h.runtime.config);
+      await writeFile(join(h.workspace, "HEARTBEAT.md"), "# Heartbeat\n\n- check whether the build is green\n");
+      h.fake.enqueue({ text: "Nothing changed." }, { text: "SILENT" });
+      clock.advance(30 * 60_000);
+      await cron.idle();
+      h.fake.assertDone();
+    } finally {
+      uninstall();
+    }
+    const checks = spans.filter((s) => s.attributes["nanobot.purpose"] === "heartbeat");
+    expect(checks.map((s) => [s.name, s.attributes["gen_ai.request.max_tokens"]])).toEqual([["chat test-model", 16]]);
   });
 
   it("reports to the chat of a thread's session (the chat its turn recorded), not to the session key", async () => {

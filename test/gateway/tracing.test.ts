@@ -6,7 +6,7 @@
  * OTEL_* variables nothing is exported and no exporter exists.
  */
 import { createServer } from "node:http";
-import type { IncomingHttpHeaders, Server as HttpServer } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -16,6 +16,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { tracingEnabled } from "../../src/core/tracing/tracer.js";
+import { startCollector, spanAttributes } from "../support/otlp-collector.js";
+import type { OtlpSpan } from "../support/otlp-collector.js";
 import { startGatewayFixture } from "./helpers.js";
 import type { GatewayFixture } from "./helpers.js";
 
@@ -31,52 +33,6 @@ async function listen(server: HttpServer): Promise<string> {
 
 function closer(server: HttpServer): () => Promise<void> {
   return () => new Promise<void>((resolve) => server.close(() => resolve()));
-}
-
-type OtlpValue = { stringValue?: string; intValue?: string; doubleValue?: number; boolValue?: boolean; arrayValue?: { values: OtlpValue[] } };
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: Array<{ key: string; value: OtlpValue }>;
-  status: { code: number; message?: string };
-}
-interface ExportRequest {
-  headers: IncomingHttpHeaders;
-  body: {
-    resourceSpans: Array<{
-      resource: { attributes: Array<{ key: string; value: OtlpValue }> };
-      scopeSpans: Array<{ scope: { name: string }; spans: OtlpSpan[] }>;
-    }>;
-  };
-}
-
-/** An OTLP/HTTP collector stand-in: keeps every `POST /v1/traces` body (JSON). */
-async function startCollector(): Promise<Loopback & { exports: ExportRequest[]; spans(): OtlpSpan[] }> {
-  const exports: ExportRequest[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      if (req.method !== "POST" || req.url !== "/v1/traces" || req.headers["content-type"] !== "application/json") {
-        res.writeHead(415).end();
-        return;
-      }
-      exports.push({ headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as ExportRequest["body"] });
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  const url = await listen(server);
-  return {
-    url,
-    exports,
-    spans: () => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))),
-    close: closer(server),
-  };
 }
 
 /** A stateless Streamable HTTP MCP server with a `lookup` tool; records each request's method and `traceparent`. */
@@ -108,11 +64,7 @@ async function startMcpServer(): Promise<Loopback & { seen: Array<{ method: stri
   return { url: `${url}/mcp`, seen, close: closer(server) };
 }
 
-function attrs(span: OtlpSpan): Record<string, unknown> {
-  const plain = (v: OtlpValue): unknown =>
-    v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values.map(plain);
-  return Object.fromEntries(span.attributes.map((a) => [a.key, plain(a.value)]));
-}
+const attrs = spanAttributes;
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {

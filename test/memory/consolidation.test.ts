@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
 import type { Message } from "../../src/core/messages.js";
+import { installSpanExporter } from "../../src/core/tracing/tracer.js";
+import type { FinishedSpan } from "../../src/core/tracing/tracer.js";
 import type { HistoryEntry } from "../../src/memory/history-log.js";
 import { createHarness, roles } from "../agent/helpers.js";
 import type { LoopHarness } from "../agent/helpers.js";
@@ -57,6 +59,32 @@ describe("memory consolidation", () => {
     expect(textOf(history[0]!).split(" ")[0]).toBe("q7");
     // Nothing is deleted: the full thread is still readable.
     expect(await h.runtime.store().loadMessages("cli:long")).toHaveLength(22);
+  });
+
+  it("traces each summary request as a model call marked consolidation, inside the turn's trace", async () => {
+    const spans: FinishedSpan[] = [];
+    const uninstall = installSpanExporter({ export: (span) => void spans.push(span), shutdown: async () => undefined });
+    try {
+      h = await createHarness({ start: false, defaults });
+      await h.runtime.store().appendMessages("cli:long", longConversation());
+      h.fake.enqueue({ text: "Summary one." }, { text: "Summary two." }, { text: "Fresh answer." });
+      await h.loop.process({ sessionKey: "cli:long", content: "what now?" });
+      // The turn's span ends just after its reply is handed back.
+      await expect.poll(() => spans.some((s) => s.name.startsWith("invoke_agent"))).toBe(true);
+    } finally {
+      uninstall();
+    }
+    const turn = spans.find((s) => s.name.startsWith("invoke_agent"));
+    const summaries = spans.filter((s) => s.attributes["nanobot.purpose"] === "consolidation");
+    expect(summaries).toHaveLength(2);
+    for (const span of summaries) {
+      expect(span.name).toBe("chat test-model");
+      expect(span.attributes["gen_ai.request.max_tokens"]).toBe(1_024);
+      expect(span.context.traceId).toBe(turn?.context.traceId);
+      expect(span.parentSpanId).toBe(turn?.context.spanId);
+    }
+    // The turn's own model call carries no purpose.
+    expect(spans.filter((s) => s.name.startsWith("chat ") && s.attributes["nanobot.purpose"] === undefined)).toHaveLength(1);
   });
 
   it("keeps the raw transcript when the summary request fails", async () => {

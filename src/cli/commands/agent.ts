@@ -13,6 +13,7 @@ import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
 import type { CliContext } from "../context.js";
 import { agentInputError, messageFromStdin, readStdinMessage, usageError } from "./agent-input.js";
 import { retryLine } from "../retry-line.js";
+import { startCommandTracing } from "../command-tracing.js";
 
 interface AgentOptions {
   message?: string;
@@ -60,16 +61,18 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const [{ Runtime }, { AgentLoop }] = await modules;
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
+      const tracing = await startCommandTracing(ctx.io.env, (message) => ctx.printWarnings([message]));
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
       if (opts.message === undefined) {
         const { runInteractive } = await import("../interactive/index.js");
         const interactiveLoop = new AgentLoop({ runtime });
         try {
-          await runInteractive(ctx, { runtime, processor: interactiveLoop, sessionKey: opts.session, agent: opts.agent });
+          await tracing.underCaller(() => runInteractive(ctx, { runtime, processor: interactiveLoop, sessionKey: opts.session, agent: opts.agent }));
         } finally {
           await interactiveLoop.stop();
           await runtime.close();
+          await tracing.handle.shutdown();
         }
         return;
       }
@@ -94,15 +97,16 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
             ctx.io.stderr.write(ctx.colors.err.dim(`${retryLine(event)}\n`));
           }
         };
-        const reply = await loop.process(
-          { sessionKey: opts.session, content: opts.message, channel: "cli", ...(opts.agent ? { agent: opts.agent } : {}) },
-          { signal: abort.signal, onEvent },
+        const message = opts.message;
+        const reply = await tracing.underCaller(() =>
+          loop.process({ sessionKey: opts.session, content: message, channel: "cli", ...(opts.agent ? { agent: opts.agent } : {}) }, { signal: abort.signal, onEvent }),
         );
         report(ctx, opts, reply, streamed);
       } finally {
         process.off("SIGINT", onSigint);
         await loop.stop();
         await runtime.close();
+        await tracing.handle.shutdown();
       }
     });
 }

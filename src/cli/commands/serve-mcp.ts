@@ -9,6 +9,7 @@ import type { Runtime } from "../../agent/runtime.js";
 import type { TurnProcessor } from "../../agent/turn-processor.js";
 import { logsDir } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
+import { startCommandTracing } from "../command-tracing.js";
 import type { CliContext } from "../context.js";
 
 export interface ServeMcpCommandOptions {
@@ -38,6 +39,7 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         import("../../gateway/mcp/stdio.js"),
       ]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
+      const tracing = await startCommandTracing(ctx.io.env, (message) => logger.warn(message));
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
       const loop = options.processorFor ? undefined : new AgentLoop({ runtime });
@@ -64,6 +66,7 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         process.off("SIGTERM", stop);
         await loop?.stop();
         await runtime.close();
+        await tracing.handle.shutdown();
       }
     });
 }

@@ -6,7 +6,11 @@
 import type { LanguageModel, LLMRequest, ModelResponse } from "../../core/llm.js";
 import { SpanKind, withSpan } from "../../core/tracing/tracer.js";
 
-export function tracedModelCall(model: LanguageModel, request: LLMRequest, call: () => Promise<ModelResponse>): Promise<ModelResponse> {
+/**
+ * `purpose` names a call made outside an agent's rounds (`consolidation`, `heartbeat`), as the
+ * span's `nanobot.purpose`, so a trace shows what the extra model calls were for.
+ */
+export function tracedModelCall(model: LanguageModel, request: LLMRequest, call: () => Promise<ModelResponse>, purpose?: string): Promise<ModelResponse> {
   return withSpan(
     `chat ${model.model}`,
     {
@@ -18,6 +22,7 @@ export function tracedModelCall(model: LanguageModel, request: LLMRequest, call:
         "gen_ai.request.max_tokens": request.maxTokens,
         "gen_ai.request.temperature": request.temperature,
         "gen_ai.request.top_p": request.topP,
+        "nanobot.purpose": purpose,
       },
     },
     async (span) => {
