@@ -94,14 +94,14 @@ describe("napcat: group policy", () => {
     await session.close();
     session = await startNapcat({ allowFrom: [String(alice)], groupPolicy: 1 });
     session.fake.userSays({ userId: alice, text: "loud", messageType: "group" });
-    expect(await nextInbound(session.bus)).toMatchObject({ chatId: group, content: "loud" });
+    expect(await nextInbound(session.bus)).toMatchObject({ chatId: group, content: "user20001: loud" });
   });
 
   it("follows groupPolicyOverrides for the listed group and groupPolicy elsewhere", async () => {
     session = await startNapcat({ allowFrom: [String(alice)], groupPolicy: "mention", groupPolicyOverrides: { "555": "open" } });
     session.fake.userSays({ userId: alice, text: "elsewhere", messageType: "group" });
     session.fake.userSays({ userId: alice, text: "in the open group", messageType: "group", groupId: 555 });
-    expect(await nextInbound(session.bus)).toMatchObject({ chatId: "group:555", content: "in the open group" });
+    expect(await nextInbound(session.bus)).toMatchObject({ chatId: "group:555", content: "user20001: in the open group" });
     expect(session.bus.inboundSize()).toBe(0);
   });
 
@@ -113,8 +113,20 @@ describe("napcat: group policy", () => {
     session.fake.userSays({ userId: alice, text: "to bob", messageType: "group", address: "reply", replyToId: theirs });
     session.fake.userSays({ userId: alice, text: "to the bot", messageType: "group", address: "reply", replyToId: mine });
     const inbound = await nextInbound(session.bus);
-    expect(inbound).toMatchObject({ content: "to the bot", metadata: { replyTo: String(mine), mentioned: true, senderName: "user20001", groupId: String(NAPCAT_GROUP) } });
+    expect(inbound).toMatchObject({ content: "user20001: to the bot", metadata: { replyTo: String(mine), mentioned: true, senderName: "user20001", groupId: String(NAPCAT_GROUP) } });
     expect(session.bus.inboundSize()).toBe(0);
+  });
+});
+
+describe("napcat: who is speaking", () => {
+  it("prefixes a group message with the sender's group card, else nickname; a private message is the text alone", async () => {
+    session = await startNapcat({ allowFrom: [String(alice), String(bob)], groupPolicy: "open" });
+    session.fake.userSays({ userId: alice, text: "hello all", messageType: "group", card: "Alice (ops)", nickname: "alice_qq" });
+    expect(await nextInbound(session.bus)).toMatchObject({ content: "Alice (ops): hello all", metadata: { senderName: "Alice (ops)" } });
+    session.fake.userSays({ userId: bob, text: "hi", messageType: "group", nickname: "bobby" });
+    expect(await nextInbound(session.bus)).toMatchObject({ content: "bobby: hi", senderId: String(bob) });
+    session.fake.userSays({ userId: alice, text: "just us", nickname: "alice_qq" });
+    expect(await nextInbound(session.bus)).toMatchObject({ content: "just us", metadata: { senderName: "alice_qq" } });
   });
 });
 
@@ -139,7 +151,7 @@ describe("napcat: message formats", () => {
       { type: "face", data: { id: "14" } },
     ]);
     session.fake.userSays({ userId: alice, text: "hi [there], friend", messageType: "group", address: "mention", format: "string" });
-    expect(await nextInbound(session.bus)).toMatchObject({ chatId: group, content: "hi [there], friend", metadata: { mentioned: true } });
+    expect(await nextInbound(session.bus)).toMatchObject({ chatId: group, content: "user20001: hi [there], friend", metadata: { mentioned: true } });
   });
 });
 
@@ -148,7 +160,7 @@ describe("napcat: the account's own messages", () => {
     session = await startNapcat({ allowFrom: ["*"], groupPolicy: "open" });
     session.fake.userSays({ userId: NAPCAT_BOT.id, text: "my own words", messageType: "group" });
     session.fake.userSays({ userId: alice, text: "someone else", messageType: "group" });
-    expect(await nextInbound(session.bus)).toMatchObject({ senderId: String(alice), content: "someone else" });
+    expect(await nextInbound(session.bus)).toMatchObject({ senderId: String(alice), content: "user20001: someone else" });
     expect(session.bus.inboundSize()).toBe(0);
   });
 });

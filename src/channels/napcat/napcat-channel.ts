@@ -180,7 +180,8 @@ export class NapcatChannel implements Channel {
       id: `${chatId}:${messageId ?? `${String(event.time)}:${String(userId)}`}`,
       chatId,
       sender: { id: String(userId) },
-      content: parsed.text,
+      // A group is one session for everyone in it: as in Python's channel, each message says who wrote it.
+      content: type === "group" ? `${senderName ?? String(userId)}: ${parsed.text}`.trimEnd() : parsed.text,
       isDirect: type === "private",
       metadata: {
         ...(messageId ? { messageId } : {}),

@@ -9,11 +9,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { OutboundMessage } from "../../../src/bus/types.js";
 import { handlePairingCommand } from "../../../src/channels/access/pairing-command.js";
 import { nextInbound, waitFor } from "../helpers/harness.js";
-import type { KitPlatform, KitSession } from "./kit-types.js";
+import type { KitPlatform, KitSession, KitUser } from "./kit-types.js";
 import { runScheduledKit } from "./scheduled-kit.js";
 
 export function runChannelKit(platform: KitPlatform): void {
   const { alice, mallory } = platform.users;
+  const inGroup = (user: KitUser, text: string): string => platform.groupContent?.(user, text) ?? text;
   let session: KitSession | undefined;
 
   afterEach(async () => {
@@ -68,8 +69,8 @@ export function runChannelKit(platform: KitPlatform): void {
       await s.userSays(alice, "thanks", { chat: "group", address: "reply" });
       const got = [await nextInbound(s.bus, "the mention"), await nextInbound(s.bus, "the reply")];
       expect(got.map((m) => [m.chatId, m.content, m.metadata?.isDirect])).toEqual([
-        [s.groupChat, "what's up", false],
-        [s.groupChat, "thanks", false],
+        [s.groupChat, inGroup(alice, "what's up"), false],
+        [s.groupChat, inGroup(alice, "thanks"), false],
       ]);
       expect(s.bus.inboundSize()).toBe(0);
     });
@@ -77,7 +78,7 @@ export function runChannelKit(platform: KitPlatform): void {
     it("with groupPolicy open, answers every group message", async () => {
       const s = await start({ allowFrom: [alice.id], groupPolicy: "open" });
       await s.userSays(alice, "just chatting", { chat: "group", address: "none" });
-      expect(await nextInbound(s.bus)).toMatchObject({ chatId: s.groupChat, content: "just chatting" });
+      expect(await nextInbound(s.bus)).toMatchObject({ chatId: s.groupChat, content: inGroup(alice, "just chatting") });
     });
   });
 

@@ -87,6 +87,11 @@ export interface KitPlatform {
    * forwarded while the sender's own direct messages are).
    */
   groups?: true | string;
+  /**
+   * What the agent receives for a group message: channels that name the speaker (NapCat, as
+   * Python's does: "alice: hi") say so here; unset means the text as typed.
+   */
+  groupContent?(user: KitUser, text: string): string;
   /** How often the channel repeats the typing indicator while the agent works (ms). */
   typingRefreshMs?: number;
   users: { alice: KitUser; mallory: KitUser };

@@ -55,6 +55,8 @@ export const napcatPlatform: KitPlatform = {
   typing: true,
   typingRefreshMs: 5000,
   users: { alice: { id: "20001", username: "alice" }, mallory: { id: "20002", username: "mallory" } },
+  // A group is one session for all its members, so each message names its sender (the fake sends the username as nickname).
+  groupContent: (user, text) => `${user.username}: ${text}`,
   // A reply naming the asking message quotes it with a reply segment; nothing to switch on.
   replyConfig: {},
   codeBlocksClosed: (text) => (text.match(/^```/gm) ?? []).length % 2 === 0,
