@@ -93,7 +93,7 @@ export async function runAgentTurnPrepBench(options: TurnPrepOptions = {}): Prom
   const context = new ContextBuilder({ workspace, env, timezone: "UTC" });
   const commands = createBuiltinCommands();
   const lanes = new SessionLanes(20);
-  const subagents = new SubagentManager({ limit: 1, workspace, logger: runtime.logger, onResult: () => undefined });
+  const subagents = new SubagentManager({ limit: 1, workspace, logger: runtime.logger, onResult: () => undefined, failOnToolError: true });
   const host = new LoopHost({ runtime, commands, context, subagents, lanes, startedAt: Date.now(), now: Date.now });
   const deps = { runtime, context, host, consolidationRatio: 0.5, consolidate: false };
   const rows: TurnPrepRow[] = [];

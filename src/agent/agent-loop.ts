@@ -120,6 +120,7 @@ export class AgentLoop implements TurnProcessor {
       workspace: runtime.workspace,
       logger: runtime.logger,
       onResult: (result) => this.onSubagentResult(result),
+      failOnToolError: defaults.failOnToolError ?? true,
     });
     this.host = new LoopHost({
       runtime,

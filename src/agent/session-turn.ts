@@ -124,7 +124,6 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       maxTokens: profile.maxTokens,
       // agents.defaults.contextBlockLimit (the Python key): the prompt's token budget, when set.
       ...(runtime.config.agents.defaults.contextBlockLimit !== undefined ? { contextBlockLimit: runtime.config.agents.defaults.contextBlockLimit } : {}),
-      ...(runtime.config.agents.defaults.failOnToolError === true ? { failOnToolError: true } : {}),
       outputDir: runtime.sessionDir(sessionKey),
       workspace: runtime.workspace,
       sessionKey,

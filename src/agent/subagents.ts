@@ -8,7 +8,8 @@ import { z } from "zod";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import type { Logger } from "../core/logger.js";
-import { systemMessage, userMessage } from "../core/message-helpers.js";
+import { systemMessage, textOf, userMessage } from "../core/message-helpers.js";
+import type { Message, ToolMessage } from "../core/messages.js";
 import { runAgent } from "../engine/loop/run-agent.js";
 import { defineTool } from "../tools/builtin/define-tool.js";
 import type { Tool } from "../tools/tool.js";
@@ -47,6 +48,11 @@ export interface SubagentManagerOptions {
   logger: Logger;
   /** Background results (not `wait`ed ones) are handed here. */
   onResult: (result: SubagentResult) => void;
+  /**
+   * `agents.defaults.failOnToolError` (the Python key, which governs sub-agents only; default
+   * true): a sub-agent stops at its first failing tool call and reports what it got done.
+   */
+  failOnToolError: boolean;
 }
 
 interface Running {
@@ -140,12 +146,14 @@ export class SubagentManager {
             temperature: profile.temperature,
             workspace: this.options.workspace,
             sessionKey: origin.sessionKey,
+            failOnToolError: this.options.failOnToolError,
             log: (level, msg, data) => this.options.logger[level](msg, { subagent: id, ...data }),
           },
           abort.signal,
         ).result();
         if (result.stopReason === "aborted") return { ...base, status: "stopped", content: "stopped before it finished" };
         if (result.stopReason === "error") return { ...base, status: "failed", content: errorMessage(result.error) };
+        if (result.stopReason === "tool_error") return { ...base, status: "failed", content: partialProgress(result.newMessages) };
         return { ...base, status: "completed", content: result.content };
       } catch (err) {
         return isAbortError(err) ? { ...base, status: "stopped", content: "stopped before it finished" } : { ...base, status: "failed", content: errorMessage(err) };
@@ -157,6 +165,22 @@ export class SubagentManager {
     })();
     return { id, done };
   }
+}
+
+/** How many of a stopped sub-agent's successful tool calls its report lists (the latest ones). */
+const REPORTED_STEPS = 3;
+const STEP_DETAIL_CHARS = 120;
+
+/** A sub-agent stopped by a failing tool: its last completed steps and the failure, one line each. */
+function partialProgress(messages: readonly Message[]): string {
+  const line = (m: ToolMessage): string => `- ${m.toolName}: ${textOf(m).replace(/\s+/g, " ").trim().slice(0, STEP_DETAIL_CHARS)}`;
+  const results = messages.filter((m): m is ToolMessage => m.role === "tool");
+  const completed = results.filter((m) => !m.isError).slice(-REPORTED_STEPS);
+  const failure = results.findLast((m) => m.isError);
+  const parts: string[] = [];
+  if (completed.length > 0) parts.push(["Completed steps:", ...completed.map(line)].join("\n"));
+  if (failure) parts.push(["Failure:", line(failure)].join("\n"));
+  return parts.join("\n\n");
 }
 
 /** The text injected into the origin session for a finished sub-agent. */

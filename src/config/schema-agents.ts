@@ -56,7 +56,7 @@ export const agentDefaultsSchema = z
     sessionTtlMinutes: nonNegativeInt().optional().describe("Minutes idle before a session is compacted (0 = never; default 15)"),
     idleCompactAfterMinutes: nonNegativeInt().optional().describe("The Python nanobot's newer name for sessionTtlMinutes"),
     idleCompactCheckIntervalSeconds: nonNegativeInt().optional().describe("Seconds between looks for idle sessions (default 60)"),
-    failOnToolError: bool().optional().describe("End the turn at the first failing tool call (default false: the model sees the error and recovers)"),
+    failOnToolError: bool().optional().describe("Sub-agents (spawn) stop at their first failing tool call and report what they did (default true, as in Python); main turns always let the model recover"),
     contextBlockLimit: positiveInt().optional(),
     toolHintMaxLength: positiveInt().optional(),
     llmTimeoutS: nonNegativeNumber().optional(),

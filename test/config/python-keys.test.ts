@@ -330,21 +330,39 @@ describe("agents.defaults.timezoneMode", () => {
 });
 
 describe("agents.defaults.failOnToolError", () => {
-  it("true ends the turn at the first failing tool call; false lets the model recover", async () => {
-    await withConfig(base({ agents: { defaults: { failOnToolError: true } } }));
-    fake.enqueue({ toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "missing.txt" } }] });
-    const stopped = await run(["agent", "-m", "read it", "--json"]);
-    expect(stopped.code).toBe(0);
-    const out = JSON.parse(stopped.out) as { content: string; stopReason: string };
-    expect(out.stopReason).toBe("tool_error");
-    expect(out.content).toMatch(/^Stopped: the read_file tool failed: /);
-    expect(fake.requests).toHaveLength(1);
+  // As in the Python nanobot, the key governs sub-agents (spawn) only, and defaults to true; a
+  // main turn always lets the model see a tool's error and recover.
+  const spawnAndWait = { toolCalls: [{ id: "s1", name: "spawn", arguments: { task: "read missing.txt", label: "reader", wait: true } }] };
+  const subagentReads = { toolCalls: [{ id: "r1", name: "list_dir", arguments: { path: "." } }, { id: "r2", name: "read_file", arguments: { path: "missing.txt" } }] };
+  const spawnResult = (i: number): string => {
+    const messages = (fake.requests[i]?.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    return String(messages.at(-1)?.content);
+  };
 
-    await withConfig(base({ agents: { defaults: { failOnToolError: false } } }));
-    fake.enqueue({ toolCalls: [{ id: "c2", name: "read_file", arguments: { path: "missing.txt" } }] }, { text: "It does not exist." });
-    const recovered = await run(["agent", "-m", "read it"]);
-    expect(recovered).toMatchObject({ code: 0, out: "It does not exist.\n" });
+  it("absent (true): a sub-agent stops at its first failing tool and reports its steps and the failure", async () => {
+    await withConfig(base());
+    fake.enqueue(spawnAndWait, subagentReads, { text: "The reader could not find it." });
+    const r = await run(["agent", "-m", "have a sub-agent read it"]);
+    expect(r).toMatchObject({ code: 0, out: "The reader could not find it.\n" });
     expect(fake.requests).toHaveLength(3);
+    expect(spawnResult(2)).toMatch(/^Sub-agent "reader" failed: Completed steps:\n- list_dir: .+\n\nFailure:\n- read_file: .*missing\.txt/);
+  });
+
+  it("false: the sub-agent sees the error and goes on", async () => {
+    await withConfig(base({ agents: { defaults: { failOnToolError: false } } }));
+    fake.enqueue(spawnAndWait, subagentReads, { text: "missing.txt does not exist." }, { text: "It does not exist." });
+    const r = await run(["agent", "-m", "have a sub-agent read it"]);
+    expect(r).toMatchObject({ code: 0, out: "It does not exist.\n" });
+    expect(fake.requests).toHaveLength(4);
+    expect(spawnResult(3)).toBe("missing.txt does not exist.");
+  });
+
+  it("true never ends a main turn: the model reads the error and recovers", async () => {
+    await withConfig(base({ agents: { defaults: { failOnToolError: true } } }));
+    fake.enqueue({ toolCalls: [{ id: "c1", name: "read_file", arguments: { path: "missing.txt" } }] }, { text: "It does not exist." });
+    const r = await run(["agent", "-m", "read it"]);
+    expect(r).toMatchObject({ code: 0, out: "It does not exist.\n" });
+    expect(fake.requests).toHaveLength(2);
   });
 });
 
