@@ -1,27 +1,19 @@
 /**
  * Start-up speed: every command module pulls in its own dependencies (`status` the MCP SDK,
  * `sessions` both session stores, `channels` the channel adapters), so loading all of them
- * costs every command. When the command line names one command, `main` loads only that one.
+ * costs every command. `agent -m` is the path where start-up is the user's wait (and issue
+ * #25's measure), so when the command line names `agent`, `main` loads only that command.
+ * Only `agent`: each entry here is one more split point for the bundler, and the extra chunks
+ * cost the commands that load most of the program anyway (the gateway) in loader time and RSS.
  */
 import type { Command } from "commander";
 import type { CliContext } from "./context.js";
 
 export type RegisterCommand = (program: Command, ctx: CliContext) => void;
 
-/** Each top-level command's registration, loaded on demand (names as program.ts registers them). */
+/** Top-level commands loaded on their own (names as program.ts registers them). */
 export const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   agent: async () => (await import("./commands/agent.js")).registerAgentCommand,
-  config: async () => (await import("./commands/config.js")).registerConfigCommand,
-  gateway: async () => (await import("./commands/gateway.js")).registerGatewayCommand,
-  onboard: async () => (await import("./commands/onboard.js")).registerOnboardCommand,
-  mcp: async () => (await import("./commands/mcp.js")).registerMcpCommand,
-  "serve-mcp": async () => (await import("./commands/serve-mcp.js")).registerServeMcpCommand,
-  pairing: async () => (await import("../channels/pairing-cli.js")).registerPairingCommand,
-  channels: async () => (await import("./commands/channels.js")).registerChannelsCommand,
-  cron: async () => (await import("./commands/cron.js")).registerCronCommand,
-  status: async () => (await import("./commands/status.js")).registerStatusCommand,
-  sessions: async () => (await import("./commands/sessions.js")).registerSessionsCommand,
-  store: async () => (await import("./commands/store.js")).registerStoreCommand,
 };
 
 /**
