@@ -1,23 +1,14 @@
 /**
- * The `nanobot` command line. Each command lives in `commands/<name>.ts` and is added by its
- * `register<Name>Command(program, ctx)`. Exit codes (CONTRACT.md): 0 ok, 1 failure,
- * 2 usage or configuration error.
+ * The `nanobot` command line. Exit codes (CONTRACT.md): 0 ok, 1 failure, 2 usage or
+ * configuration error. The program itself is built in program.ts (every command) or, when the
+ * command line names one command, from just that command (commands.ts), which starts faster.
  */
-import { Command, CommanderError } from "commander";
+import type { Command } from "commander";
+import { CommanderError } from "commander";
 import { ConfigError, errorMessage } from "../core/errors.js";
 import { scrubSecretText } from "../core/scrub.js";
-import { registerAgentCommand } from "./commands/agent.js";
-import { registerChannelsCommand } from "./commands/channels.js";
-import { registerConfigCommand } from "./commands/config.js";
-import { registerCronCommand } from "./commands/cron.js";
-import { registerGatewayCommand } from "./commands/gateway.js";
-import { registerMcpCommand } from "./commands/mcp.js";
-import { registerOnboardCommand } from "./commands/onboard.js";
-import { registerServeMcpCommand } from "./commands/serve-mcp.js";
-import { registerPairingCommand } from "../channels/pairing-cli.js";
-import { registerSessionsCommand } from "./commands/sessions.js";
-import { registerStatusCommand } from "./commands/status.js";
-import { registerStoreCommand } from "./commands/store.js";
+import { createBaseProgram } from "./base-program.js";
+import { COMMANDS, singleCommandOf } from "./commands.js";
 import { createContext } from "./context.js";
 import type { CliContext } from "./context.js";
 import { processIo } from "./io.js";
@@ -29,35 +20,12 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-/** Builds the program; exposed so tests can inspect commands and options. */
-export function buildProgram(ctx: CliContext): Command {
-  const { io } = ctx;
-  const program = new Command("nanobot");
-  // Configure before adding commands: subcommands inherit output and exit handling.
-  program
-    .description("An MCP-native agent runtime and personal-assistant gateway")
-    .version(ctx.version, "-v, --version", "print the version")
-    .option("-c, --config <path>", "configuration file (JSON or YAML) or a directory holding one")
-    .helpOption("-h, --help", "show help")
-    .showHelpAfterError("(run with --help for usage)")
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => void io.stdout.write(s),
-      writeErr: (s) => void io.stderr.write(s),
-      outputError: (s, write) => write(ctx.colors.err.red(s)),
-    });
-  registerAgentCommand(program, ctx);
-  registerConfigCommand(program, ctx);
-  registerGatewayCommand(program, ctx);
-  registerOnboardCommand(program, ctx);
-  registerMcpCommand(program, ctx);
-  registerServeMcpCommand(program, ctx);
-  registerPairingCommand(program, ctx);
-  registerChannelsCommand(program, ctx);
-  registerCronCommand(program, ctx);
-  registerStatusCommand(program, ctx);
-  registerSessionsCommand(program, ctx);
-  registerStoreCommand(program, ctx);
+/** The program for these arguments: only the named command's module when one is named. */
+async function programFor(argv: string[], ctx: CliContext): Promise<Command> {
+  const name = singleCommandOf(argv.slice(2));
+  if (name === undefined) return (await import("./program.js")).buildProgram(ctx);
+  const program = createBaseProgram(ctx);
+  (await COMMANDS[name]!())(program, ctx);
   return program;
 }
 
@@ -67,7 +35,7 @@ export function buildProgram(ctx: CliContext): Command {
  */
 export async function main(argv: string[], io: CliIo = processIo()): Promise<number> {
   const ctx = createContext(io, packageVersion());
-  const program = buildProgram(ctx);
+  const program = await programFor(argv, ctx);
   try {
     await program.parseAsync(argv, { from: "node" });
     return ctx.exitCode;

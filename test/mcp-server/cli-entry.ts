@@ -2,7 +2,7 @@
  * The real CLI program for spawned tests, with `serve-mcp` and `mcp` registered when
  * `src/cli/main.ts` does not register them yet (the lead wires them there).
  */
-import { buildProgram } from "../../src/cli/main.js";
+import { buildProgram } from "../../src/cli/program.js";
 import { createContext } from "../../src/cli/context.js";
 import { processIo } from "../../src/cli/io.js";
 import { packageVersion } from "../../src/core/version.js";

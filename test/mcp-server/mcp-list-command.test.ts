@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { registerMcpCommand } from "../../src/cli/commands/mcp.js";
 import { createContext } from "../../src/cli/context.js";
 import type { CliIo } from "../../src/cli/io.js";
-import { buildProgram } from "../../src/cli/main.js";
+import { buildProgram } from "../../src/cli/program.js";
 import type { ListedServer } from "../../src/mcp/list-servers.js";
 import { referenceSpec } from "../mcp/helpers.js";
 import { createTestHome } from "./helpers.js";

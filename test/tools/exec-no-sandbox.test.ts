@@ -4,14 +4,14 @@
  * description, fails closed with restrictToWorkspace (naming the package to install), and
  * still clears the environment.
  */
-import { access, chmod, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { access, chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toolsSchema } from "../../src/config/schema-tools.js";
 import { execEnv } from "../../src/tools/builtin/exec-env.js";
 import { createBuiltinTools } from "../../src/tools/builtin/index.js";
-import { detectBwrap } from "../../src/tools/builtin/sandbox-bwrap.js";
+import { detectBwrap, probeBwrap } from "../../src/tools/builtin/sandbox-bwrap.js";
 import { byName, ctxFor, runTool } from "./helpers.js";
 
 let root: string;
@@ -60,6 +60,23 @@ describe("detecting bwrap by trying it", () => {
   it("reports a missing bwrap and one that cannot build a sandbox, with bwrap's own words", () => {
     expect(detectBwrap(bareBin)).toEqual({ available: false, reason: "bubblewrap (bwrap) is not installed" });
     expect(detectBwrap(brokenBin)).toMatchObject({ available: false, reason: expect.stringMatching(/^bwrap cannot create a sandbox here: bwrap: No permissions to create new namespace/) });
+  });
+
+  it("probes without blocking to the same verdict, once: the exec tool built afterwards reuses it", async () => {
+    // A PATH of its own (the verdict is cached per PATH), whose bwrap counts its runs.
+    const countingBin = path.join(root, "counting-bin");
+    const runs = path.join(root, "bwrap-runs");
+    await mkdir(countingBin);
+    for (const tool of TOOLS) await symlink(path.join("/usr/bin", tool), path.join(countingBin, tool));
+    await writeFile(path.join(countingBin, "bwrap"), `#!/bin/sh\necho run >> '${runs}'\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n`);
+    await chmod(path.join(countingBin, "bwrap"), 0o755);
+    const verdict = await probeBwrap(countingBin);
+    expect(verdict).toEqual({ available: false, bwrap: path.join(countingBin, "bwrap"), reason: "bwrap cannot create a sandbox here: bwrap: setting up uid map: Permission denied" });
+    expect(await probeBwrap(countingBin)).toBe(verdict);
+    const exec = execTool(countingBin);
+    expect(exec.description).toContain("No sandbox (bwrap cannot create a sandbox here: bwrap: setting up uid map: Permission denied)");
+    expect(await readFile(runs, "utf8")).toBe("run\n");
+    expect(await probeBwrap(bareBin)).toEqual({ available: false, reason: "bubblewrap (bwrap) is not installed" });
   });
 });
 

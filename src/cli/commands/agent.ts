@@ -14,6 +14,7 @@ import type { CliContext } from "../context.js";
 import { agentInputError, messageFromStdin, readStdinMessage, usageError } from "./agent-input.js";
 import { retryLine } from "../retry-line.js";
 import { startCommandTracing } from "../command-tracing.js";
+import { probeBwrap } from "../../tools/builtin/sandbox-bwrap.js";
 
 interface AgentOptions {
   message?: string;
@@ -58,12 +59,16 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       modules.catch(() => undefined);
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
+      // The exec tool's description says whether it is sandboxed: probe bwrap while modules load.
+      const exec = loaded.config.tools.exec;
+      const sandboxProbe = exec.enable && exec.sandbox !== "none" ? probeBwrap(ctx.io.env.PATH) : undefined;
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const [{ Runtime }, { AgentLoop }] = await modules;
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       const tracing = await startCommandTracing(ctx.io.env, (message) => ctx.printWarnings([message]));
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();
+      await sandboxProbe;
       if (opts.message === undefined) {
         const { runInteractive } = await import("../interactive/index.js");
         const interactiveLoop = new AgentLoop({ runtime });

@@ -8,7 +8,7 @@
  * gets its own PID, IPC, UTS and (unless `network`) network namespace, no capabilities, a new
  * session (no TIOCSTI into our terminal), and dies with us.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 
@@ -73,6 +73,15 @@ function findOnPath(name: string, pathVar: string | undefined): string | undefin
   return undefined;
 }
 
+const PROBE_ARGS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", ...ISOLATION, "true"];
+const PROBE_TIMEOUT_MS = 10_000;
+
+function probeVerdict(bwrap: string, status: number | null, stderr: string, error: Error | undefined): SandboxStatus {
+  return status === 0
+    ? { available: true, bwrap }
+    : { available: false, bwrap, reason: `bwrap cannot create a sandbox here: ${(stderr || error?.message || `exit ${status}`).trim().split("\n")[0]}` };
+}
+
 /**
  * Whether bwrap can actually build a sandbox here, tried once per process (cached): being on
  * PATH is not enough (no user namespaces, a seccomp profile, a container without privileges).
@@ -86,18 +95,36 @@ export function detectBwrap(pathVar: string | undefined = process.env.PATH): San
   if (!bwrap) {
     status = { available: false, reason: "bubblewrap (bwrap) is not installed" };
   } else {
-    const probe = spawnSync(bwrap, ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", ...ISOLATION, "true"], {
-      stdio: ["ignore", "ignore", "pipe"],
-      timeout: 10_000,
-      encoding: "utf8",
-    });
-    status =
-      probe.status === 0
-        ? { available: true, bwrap }
-        : { available: false, bwrap, reason: `bwrap cannot create a sandbox here: ${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim().split("\n")[0]}` };
+    const probe = spawnSync(bwrap, PROBE_ARGS, { stdio: ["ignore", "ignore", "pipe"], timeout: PROBE_TIMEOUT_MS, encoding: "utf8" });
+    status = probeVerdict(bwrap, probe.status, probe.stderr, probe.error);
   }
   detected.set(key, status);
   return status;
+}
+
+/**
+ * The same probe without blocking: a command that will build the exec tool starts it early so
+ * it runs while modules load and `detectBwrap` then answers from the cache. Never rejects.
+ */
+export function probeBwrap(pathVar: string | undefined = process.env.PATH): Promise<SandboxStatus> {
+  const key = pathVar ?? "";
+  const cached = detected.get(key);
+  if (cached) return Promise.resolve(cached);
+  const bwrap = findOnPath("bwrap", pathVar);
+  if (!bwrap) return Promise.resolve(detectBwrap(pathVar));
+  return new Promise((resolve) => {
+    let stderr = "";
+    let error: Error | undefined;
+    const child = spawn(bwrap, PROBE_ARGS, { stdio: ["ignore", "ignore", "pipe"], timeout: PROBE_TIMEOUT_MS });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.once("error", (err) => (error = err));
+    child.once("close", (code, signal) => {
+      // A synchronous probe that finished first decided already; keep one answer per process.
+      const verdict = detected.get(key) ?? probeVerdict(bwrap, code, stderr, error ?? (signal ? new Error(`the probe was killed (${signal})`) : undefined));
+      detected.set(key, verdict);
+      resolve(verdict);
+    });
+  });
 }
 
 function isUnder(child: string, parent: string): boolean {
