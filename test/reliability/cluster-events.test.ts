@@ -3,7 +3,7 @@
  * `nanobot gateway` processes (the built CLI) share one PostgreSQL store (a throwaway schema)
  * and one home; each has its own scripted fake LLM. A client of `/api/events` on worker B sees
  * the turns run on A; a WebSocket-channel client whose socket moved from A to B mid-turn gets
- * A's reply on B; and when the relay connections are killed on the server, the workers
+ * A's reply on B, as does one on B that a cron job on the leader A writes to; and when the relay connections are killed on the server, the workers
  * reconnect, tell their event clients (`resync`) and deliver the events after.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,7 +15,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { relayApplicationName } from "../../src/session/pg-event-relay.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { startNanobot } from "../support/nanobot-cli.js";
+import { runNanobot, startNanobot } from "../support/nanobot-cli.js";
 import type { RunningNanobot } from "../support/nanobot-cli.js";
 import { TEST_PG_URL, dropSchemas, needsPostgres, uniqueSchema } from "../support/postgres.js";
 
@@ -184,6 +184,21 @@ postgres.describe("events across gateway workers on one PostgreSQL", () => {
     b.fake.enqueue({ text: "B answers" });
     moved.socket.send(JSON.stringify({ type: "message", content: "again" }));
     await until(() => moved.frames.some((f) => (f.type === "stream_end" || f.type === "message") && f.content === "B answers"), "B's own reply");
+  });
+
+  it("a cron job on the leader writes to a WebSocket client whose socket is on a follower", { timeout: 240_000 }, async () => {
+    const [a, b] = [await startWorker("a"), await startWorker("b")];
+    // A started first and leads: cron runs there. The client is on B.
+    a.fake.enqueue(...Array.from({ length: 50 }, () => ({ text: "scheduled hello" })));
+    const client = await connect(b);
+    const publicId = client.credential.split(".")[0]!;
+    const added = await runNanobot(["cron", "add", "-n", "greet", "-m", "say hello", "--every", "1", "--channel", "websocket", "--chat", `${publicId}:default`], {
+      cwd: root,
+      env: { ...env, NANOBOT_CONFIG: join(root, "a.json") },
+    });
+    expect(added.code).toBe(0);
+    await until(() => client.frames.some((f) => (f.type === "message" || f.type === "stream_end") && f.content === "scheduled hello"), "the job's reply on B's socket");
+    expect(b.fake.requests).toHaveLength(0);
   });
 
   it("the relay survives its connections being killed and delivers later events", { timeout: 240_000 }, async () => {
