@@ -29,6 +29,8 @@ export interface TurnCompletedEvent {
   toolCalls?: ToolTally;
   /** Waiting for admission and a model slot, time inside model calls, and their count (ms). */
   timings?: { queueMs: number; modelMs: number; modelCalls: number };
+  /** The worker that ran it, on events relayed from another worker of a cluster. */
+  worker?: string;
 }
 
 export type TurnObserverEvent = TurnCompletedEvent;

@@ -5,6 +5,7 @@
  */
 import type { Server } from "node:http";
 import type { MessageBus } from "../bus/types.js";
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import { errorMessage } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
@@ -48,7 +49,12 @@ export interface ChannelManagerOptions {
   clock?: ChannelClock;
   logger?: Logger;
   httpServer?: Server;
+  /** The cluster relay (gateway workers sharing a PostgreSQL store), handed to the channels. */
+  relay?: ClusterRelay;
 }
+
+/** Picks channels by name and type (`channels.<name>.type`, else the name). */
+export type ChannelFilter = (entry: { name: string; type: string }) => boolean;
 
 /** One configured channel as `nanobot channels list` shows it. */
 export interface ChannelListEntry {
@@ -93,17 +99,18 @@ export class ChannelManager {
       });
   }
 
-  /** Starts every enabled channel concurrently; one result per enabled channel. */
-  async startAll(signal: AbortSignal = new AbortController().signal): Promise<ChannelStartResult[]> {
+  /** Starts every enabled channel (that `which` picks) concurrently; one result per channel started. */
+  async startAll(signal: AbortSignal = new AbortController().signal, which: ChannelFilter = () => true): Promise<ChannelStartResult[]> {
     const enabled = Object.entries(this.options.channels).filter(
-      (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true,
+      (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true && which({ name: entry[0], type: typeOf(entry[0], entry[1]) }),
     );
     return Promise.all(enabled.map(([name, raw]) => this.startOne(name, raw, signal)));
   }
 
-  async stopAll(): Promise<void> {
-    const all = [...this.running.entries()];
-    this.running.clear();
+  /** Stops the running channels (that `which` picks). */
+  async stopAll(which: ChannelFilter = () => true): Promise<void> {
+    const all = [...this.running.entries()].filter(([name]) => which({ name, type: typeOf(name, this.options.channels[name]) }));
+    for (const [name] of all) this.running.delete(name);
     await Promise.all(
       all.map(async ([name, { channel, unsubscribe }]) => {
         unsubscribe();
@@ -141,7 +148,7 @@ export class ChannelManager {
     let channel: Channel | undefined;
     try {
       if (isInternalChannel(name)) throw new Error(`"${name}" is reserved for internal messages`);
-      const type = typeof raw.type === "string" ? raw.type : name;
+      const type = typeOf(name, raw);
       const factory = this.options.factories[type];
       if (!factory) throw new Error(`unknown channel type "${type}"`);
       const shared: SharedChannelSettings = {
@@ -158,6 +165,7 @@ export class ChannelManager {
         home: this.options.home,
         logger,
         clock: this.options.clock ?? systemClock,
+        ...(this.options.relay ? { relay: this.options.relay } : {}),
       };
       // The Python nanobot's `channels.sendProgress` is the default for every channel's own switch.
       const sendProgress = this.options.channels.sendProgress;
@@ -190,6 +198,10 @@ export function configuredChannels(channels: Record<string, unknown>): Array<Omi
   return Object.entries(channels)
     .filter((entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]))
     .map(([name, raw]) => ({ name, type: typeof raw.type === "string" ? raw.type : name, enabled: raw.enabled === true }));
+}
+
+function typeOf(name: string, raw: unknown): string {
+  return isRecord(raw) && typeof raw.type === "string" ? raw.type : name;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -3,6 +3,7 @@
  * updates into `InboundMessage`s (through the `InboundGate`, which applies access control) and
  * delivers the `OutboundMessage`s the manager routes to it.
  */
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import type { MessageBus, OutboundMessage } from "../bus/types.js";
 import type { Logger } from "../core/logger.js";
 import type { InboundGate } from "./access/inbound-gate.js";
@@ -63,4 +64,6 @@ export interface ChannelDeps {
   home: string;
   logger: Logger;
   clock: ChannelClock;
+  /** The cluster relay, on a gateway worker sharing a PostgreSQL store (channels that run on every worker use it). */
+  relay?: ClusterRelay;
 }

@@ -77,7 +77,7 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   app.route("/api", webApiRoutes(deps, turns, elicitations));
   app.route("/api", elicitationRoutes(elicitations));
   const observers = deps.observers ?? deps.processor.observers;
-  if (observers) app.route("/api", eventRoutes(observers));
+  if (observers) app.route("/api", eventRoutes(observers, deps.relay));
   if (deps.mcpLogins) app.route("/api", mcpLoginRoutes(deps.mcpLogins));
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));

@@ -8,8 +8,9 @@ import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
 import type { Runtime } from "../agent/runtime.js";
 import { InProcessBus } from "../bus/in-process-bus.js";
 import { ChannelManager, configuredChannels } from "../channels/channel-manager.js";
-import type { ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
+import type { ChannelFilter, ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
 import { defaultChannelFactories } from "../channels/factories.js";
+import { TOPIC_TURN } from "../cluster/cluster-relay.js";
 import { errorMessage } from "../core/errors.js";
 import { CronService } from "../cron/cron-service.js";
 import { cronJobsPath } from "../cron/cron-store.js";
@@ -20,6 +21,8 @@ import type { RunningGateway } from "./runtime-gateway.js";
 
 /** The leadership that runs cron and the channels. */
 export const SINGLETONS_GROUP = "gateway";
+/** Channel types that run on every worker of a cluster (served on the gateway's own port). */
+const EVERY_WORKER_CHANNELS: ReadonlySet<string> = new Set(["websocket"]);
 
 export interface AssistantGatewayOptions {
   host?: string;
@@ -50,10 +53,19 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   loop.useCron(cron);
   installSystemJobs(cron, runtime.config);
 
+  // Workers sharing a PostgreSQL store relay turn completions (for `/api/events`) and
+  // WebSocket-channel messages to each other (see cluster/cluster-relay.ts).
+  const leadership = (store as SessionStore).leadership?.(SINGLETONS_GROUP);
+  const relay = leadership ? (store as SessionStore).eventRelay?.() : undefined;
+  if (relay) {
+    await relay.start();
+    loop.observers.subscribe((event) => relay.publish(TOPIC_TURN, event));
+  }
+
   // The channels start after the server (WebSocket shares it); until then the list reads the config.
   const started: { manager?: ChannelManager } = {};
   const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
-  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list });
+  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list, ...(relay ? { relay } : {}) });
   const channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
@@ -61,32 +73,40 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     factories: defaultChannelFactories(),
     logger,
     httpServer: gateway.server.httpServer,
+    ...(relay ? { relay } : {}),
   });
   started.manager = channels;
   // Cron (with heartbeat and Dream) and the channels (pollers, socket connections) run on one
-  // worker of a cluster sharing a PostgreSQL store: its elected leader. A single process leads alone.
+  // worker of a cluster sharing a PostgreSQL store: its elected leader. A single process leads
+  // alone. The WebSocket channel is served on the gateway's own port, where a load balancer may
+  // send a client to any worker: on a cluster it runs on every worker.
   const stopChannels = new AbortController();
+  const leaderOnly: ChannelFilter = relay ? (c) => !EVERY_WORKER_CHANNELS.has(c.type) : () => true;
+  const report = (results: ChannelStartResult[]): ChannelStartResult[] => {
+    for (const r of results) {
+      if (r.ok) logger.info(`channel ${r.name} started`);
+      else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
+    }
+    return results;
+  };
+  let everyWorker: ChannelStartResult[] = [];
   let channelResults: ChannelStartResult[] = [];
   const singletons: Singletons = {
     start: async (term) => {
       const signal = AbortSignal.any([term, stopChannels.signal]);
-      channelResults = await channels.startAll(signal);
-      for (const r of channelResults) {
-        if (r.ok) logger.info(`channel ${r.name} started`);
-        else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
-      }
+      channelResults = [...everyWorker, ...report(await channels.startAll(signal, leaderOnly))];
       cron.start();
     },
     stop: async () => {
       cron.stop();
-      await channels.stopAll();
+      await channels.stopAll(leaderOnly);
     },
   };
   loop.start();
-  const leadership = (store as SessionStore).leadership?.(SINGLETONS_GROUP);
+  if (relay) channelResults = everyWorker = report(await channels.startAll(stopChannels.signal, (c) => !leaderOnly(c)));
   if (leadership) await leadership.start(singletons);
   else await singletons.start(stopChannels.signal);
-  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and channels run there");
+  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and the other channels run there");
 
   let closing: Promise<void> | undefined;
   return {
@@ -100,8 +120,10 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
         stopChannels.abort();
         if (leadership) await leadership.stop();
         else await singletons.stop();
+        await channels.stopAll();
         await loop.stop();
         await gateway.close();
+        await relay?.close();
       })()),
   };
 }

@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import type { Runtime } from "../agent/runtime.js";
 import { DirectTurnProcessor } from "../agent/turn-processor.js";
 import type { TurnProcessor } from "../agent/turn-processor.js";
@@ -37,6 +38,8 @@ export interface RuntimeGatewayOptions {
   webRoot?: string;
   /** The chat channels' state for `GET /api/channels` (the assistant gateway's ChannelManager). */
   channels?: () => ChannelListEntry[];
+  /** Events of the other workers sharing a PostgreSQL store (the assistant gateway's relay). */
+  relay?: ClusterRelay;
 }
 
 export interface RunningGateway {
@@ -103,6 +106,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     observeStore: (listener) => runtime.observeStore(listener),
     log: (level, msg, data) => runtime.logger[level](msg, data),
     ...(options.channels ? { channels: options.channels } : {}),
+    ...(options.relay ? { relay: options.relay } : {}),
     ...(Object.keys(config.mcpServers).length > 0 ? { mcpLogins: webLoginsFor(runtime) } : {}),
   };
 }

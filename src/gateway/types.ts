@@ -2,6 +2,7 @@
 import type { TurnProcessor } from "../agent/turn-processor.js";
 import type { ChannelListEntry } from "../channels/channel-manager.js";
 import type { TurnObservers } from "../agent/turn-observers.js";
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import type { ElicitationAsker } from "../mcp/elicitation-router.js";
 import type { McpWebLogins } from "../mcp/oauth/web-logins.js";
 import type { SessionStore } from "../session/types.js";
@@ -15,6 +16,8 @@ export interface GatewayDeps {
   processor: TurnProcessor;
   /** Runtime events (`turn_completed`) streamed on `GET /api/events`; the processor's by default. */
   observers?: TurnObservers;
+  /** Events of the other workers sharing a PostgreSQL store (`/api/events`); absent on a single process. */
+  relay?: ClusterRelay;
   /** Named agents that may answer besides `nanobot` (the default agent). */
   agents: readonly string[];
   /** The session store, for the web UI's thread list and history. */

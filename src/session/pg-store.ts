@@ -19,7 +19,9 @@ import { LOCK_KEY_SQL, LockConnection } from "./pg-lock-connection.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
+import { PgEventRelay } from "./pg-event-relay.js";
 import { migratePg } from "./pg-schema.js";
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import type { PgMigrationResult } from "./pg-schema.js";
 import * as threads from "./pg-threads.js";
 import * as turns from "./pg-turns.js";
@@ -249,6 +251,10 @@ export class PgSessionStore implements PortableSessionStore {
       logger: this.log,
       ...(this.leaderRetryMs !== undefined ? { retryMs: this.leaderRetryMs } : {}),
     });
+  }
+
+  eventRelay(): ClusterRelay {
+    return new PgEventRelay({ url: this.lockUrl, namespace: this.schema ?? "public", logger: this.log });
   }
 
   /**

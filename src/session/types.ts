@@ -3,6 +3,7 @@
  * default implementation is SQLite (`SqliteSessionStore`), and every method is async so a
  * networked store (Postgres, …) can implement the same surface later.
  */
+import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import { NanobotError } from "../core/index.js";
 import type { Checkpoint, Message, RunResult, StopReason, ToolMessage, Usage, UserMessage } from "../core/index.js";
 
@@ -172,6 +173,8 @@ export interface SessionStore {
   workerAlive?(id: string): Promise<boolean>;
   /** Leader election for the singletons of `group` among the workers sharing this store (shared stores only). */
   leadership?(group: string): Leadership;
+  /** A new relay of events between the workers sharing this store (shared stores only; the caller starts and closes it). */
+  eventRelay?(): ClusterRelay;
 
   // threads
   listThreads(sessionKey: string): Promise<ThreadInfo[]>;

@@ -130,6 +130,36 @@ function newIdempotencyKey(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** What `/api/events` says about this page's session: a turn ended (on any worker), or the gateway missed some. */
+export type SessionEvent = { type: "turn_completed"; sessionKey: string; channel?: string; worker?: string } | { type: "resync" };
+
+/** Waits before following `/api/events` again after its stream ended. */
+const FOLLOW_RETRY_MS = 3000;
+
+/** Reads an SSE stream's `data:` lines as JSON, one call per event, until it ends. */
+async function readSse<T>(res: Response, onData: (data: T, event: string) => void): Promise<void> {
+  if (!res.body) return;
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let cut: number;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const event = /^event: ?(.*)$/m.exec(block)?.[1] ?? "message";
+      const data = block
+        .split("\n")
+        .filter((line) => line.startsWith("data:"))
+        .map((line) => line.slice(5).replace(/^ /, ""))
+        .join("\n");
+      if (data) onData(JSON.parse(data) as T, event);
+    }
+  }
+}
+
 /** Reads a chat stream's events; true when it ended with `done` or `error`, false when it was cut. */
 async function readChatStream(res: Response, onEvent: (e: ChatEvent) => void): Promise<boolean> {
   if (!res.body) return false;
@@ -172,6 +202,27 @@ export const api = {
   /** Answers an MCP server's question; a form that does not fit is refused with the reason (ApiError 400). */
   answerElicitation: (id: string, action: ElicitAction, content?: Record<string, ElicitValue>) =>
     json<{ ok: boolean }>(`/api/elicitation/${encodeURIComponent(id)}`, post({ action, ...(content ? { content } : {}) })),
+
+  /**
+   * Follows the turns of this page's session, wherever they run (another tab, another client,
+   * another gateway worker on the same database): `turn_completed` for each, `resync` when the
+   * gateway may have missed some. Reconnects when the stream ends; runs until the page closes.
+   */
+  async follow(onEvent: (e: SessionEvent) => void): Promise<void> {
+    for (;;) {
+      try {
+        const res = await request(`/api/events?session=${encodeURIComponent(`web:${SESSION}`)}`);
+        await readSse<Record<string, unknown>>(res, (data, event) => {
+          if (event === "turn_completed") onEvent(data as SessionEvent);
+          else if (event === "resync") onEvent({ type: "resync" });
+        });
+      } catch {
+        // Cut or refused: try again after a pause, and reload what may have been missed.
+      }
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_RETRY_MS));
+      onEvent({ type: "resync" });
+    }
+  },
 
   /**
    * Runs a turn; calls `onEvent` for each event of the stream until `done` or `error`. The message

@@ -3,7 +3,7 @@
  * send and stop, the current model and agent. State lives in the gateway's session store.
  */
 import { api, setKeyPrompt } from "./api.js";
-import type { Info, ThreadInfo } from "./api.js";
+import type { Info, SessionEvent, ThreadInfo } from "./api.js";
 import { closeElicitation, elicitationElement } from "./elicitation-form.js";
 import { McpLoginBar } from "./mcp-logins.js";
 import { TurnView, renderHistory, setUiActionHandler, userElement } from "./view.js";
@@ -20,6 +20,8 @@ const notice = $<HTMLDivElement>("notice");
 
 let threads: ThreadInfo[] = [];
 let busy = false;
+/** Turns this page ran whose `turn_completed` has not come back on the event stream yet. */
+let ownTurns = 0;
 
 /** Notices that stay until the gateway stops reporting them (setup help, failed MCP servers). */
 let standing: string[] = [];
@@ -148,6 +150,7 @@ interface TurnOutcome {
 
 async function runTurn(text: string): Promise<TurnOutcome> {
   const outcome: TurnOutcome = { content: "", tools: [] };
+  ownTurns++;
   messages.append(userElement(text));
   const turn = new TurnView();
   turn.startThinking();
@@ -245,6 +248,19 @@ function keyPrompt(): Promise<string> {
   });
 }
 
+/**
+ * A turn of this session that another tab, client or gateway worker ran: its messages are in
+ * the store, so the current thread is reloaded (not while this page runs a turn of its own).
+ */
+function onSessionEvent(e: SessionEvent): void {
+  if (e.type === "turn_completed" && e.channel === "web" && ownTurns > 0) {
+    ownTurns--;
+    return;
+  }
+  if (busy) return;
+  void guard(loadCurrent);
+}
+
 async function start(): Promise<void> {
   setKeyPrompt(keyPrompt);
   const info = await api.info();
@@ -252,6 +268,7 @@ async function start(): Promise<void> {
   $("model").textContent = info.model ?? "no model";
   applyInfo(info);
   await loadCurrent();
+  void api.follow(onSessionEvent);
 }
 
 $<HTMLFormElement>("composer").onsubmit = (ev) => {

@@ -11,6 +11,11 @@
  * label inside its own space, and on the bus the chat is `<client id>:<label>`, so the session
  * is `websocket:<client id>:<label>` and replies reach only that client's connections. Knowing
  * another client's chat label, or even its public id, opens nothing.
+ *
+ * On a cluster (workers sharing a PostgreSQL store) every worker runs this channel on its own
+ * port, and a reply for a chat whose client has no socket on the worker that produced it (the
+ * client reconnected elsewhere, a cron job on the leader) goes over the cluster relay to the
+ * workers, which deliver it to the sockets of that chat they hold.
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -20,6 +25,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { RawData, WebSocket } from "ws";
 import type { OutboundMessage } from "../../bus/types.js";
+import { TOPIC_CHANNEL } from "../../cluster/cluster-relay.js";
 import { isLoopbackHost } from "../../config/config-helpers.js";
 import { ConfigError, errorMessage } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -31,6 +37,12 @@ import { isWildcardHost, presentedToken, tokenMatches } from "./auth.js";
 import { ClientIdIssuer } from "./client-ids.js";
 import type { WebSocketConfig } from "./config.js";
 import { isValidChatId, outboundFrame, parseClientFrame } from "./frames.js";
+
+/** What goes over the cluster relay for a chat whose socket is on another worker. */
+interface RelayedOutbound {
+  channel: string;
+  message: OutboundMessage;
+}
 
 /** The chat a connection is in when it names none. */
 export const DEFAULT_CHAT = "default";
@@ -62,6 +74,7 @@ export class WebSocketChannel implements Channel {
   private wss: WebSocketServer | undefined;
   private issuer: ClientIdIssuer | undefined;
   private unroute: (() => void) | undefined;
+  private unrelay: (() => void) | undefined;
   private readonly connections = new Set<Connection>();
   private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => this.upgrade(request, socket, head);
 
@@ -83,6 +96,7 @@ export class WebSocketChannel implements Channel {
       throw new ConfigError(`${path}: a token is required when listening on ${host || "all interfaces"}`, { path, expected: "a token" });
     }
     this.issuer ??= await ClientIdIssuer.open(this.deps.home, this.name);
+    this.unrelay ??= this.deps.relay?.subscribe(TOPIC_CHANNEL, (data) => this.fromCluster(data));
     this.wss = new WebSocketServer({ noServer: true, maxPayload: this.config.maxPayload * OVERSIZE_READ_FACTOR });
     if (this.shared) {
       // The gateway's router holds upgrades to the gateway's Host/Origin policy; a bare server
@@ -112,6 +126,8 @@ export class WebSocketChannel implements Channel {
   }
 
   async stop(): Promise<void> {
+    this.unrelay?.();
+    this.unrelay = undefined;
     this.unroute?.();
     this.unroute = undefined;
     for (const conn of this.connections) conn.socket.close(1001, "server shutting down");
@@ -128,12 +144,15 @@ export class WebSocketChannel implements Channel {
   }
 
   async send(message: OutboundMessage): Promise<void> {
-    const scoped = splitChatId(message.chatId);
-    const targets = [...this.connections].filter(
-      (c) => scoped !== undefined && c.clientId === scoped.clientId && c.chat === scoped.chat && c.socket.readyState === c.socket.OPEN,
-    );
-    // The client sees its own chat label, not the scoped bus id.
-    const frame = outboundFrame({ ...message, chatId: scoped?.chat ?? message.chatId });
+    const targets = this.localTargets(message.chatId);
+    // On a cluster (workers sharing a PostgreSQL store, each running this channel on its own
+    // port), a chat with no socket here is sent to the worker that holds one, if any does.
+    const relay = this.deps.relay;
+    if (targets.length === 0 && relay) {
+      relay.publish(TOPIC_CHANNEL, { channel: this.name, message } satisfies RelayedOutbound);
+      return;
+    }
+    const frame = this.frameFor(message);
     const push = async (): Promise<void> => {
       if (targets.length === 0) throw new Error(`no client connected for chat ${message.chatId}`);
       await Promise.all(targets.map((c) => sendFrame(c.socket, frame)));
@@ -146,6 +165,31 @@ export class WebSocketChannel implements Channel {
       return;
     }
     if (targets.length) await push();
+  }
+
+  /** A message another worker had no socket for: delivered to this worker's sockets of its chat, if any. */
+  private fromCluster(data: unknown): void {
+    const relayed = data as Partial<RelayedOutbound> | null;
+    const message = relayed?.message;
+    if (relayed?.channel !== this.name || !message || typeof message.chatId !== "string") return;
+    const targets = this.localTargets(message.chatId);
+    if (targets.length === 0) return;
+    const frame = this.frameFor(message);
+    Promise.all(targets.map((c) => sendFrame(c.socket, frame))).catch((error: unknown) => {
+      this.log.info("websocket delivery dropped", { chatId: message.chatId, error: errorMessage(error) });
+    });
+  }
+
+  /** Open sockets of the bus chat `chatId` (`<client id>:<label>`) on this process. */
+  private localTargets(chatId: string): Connection[] {
+    const scoped = splitChatId(chatId);
+    if (!scoped) return [];
+    return [...this.connections].filter((c) => c.clientId === scoped.clientId && c.chat === scoped.chat && c.socket.readyState === c.socket.OPEN);
+  }
+
+  /** The client sees its own chat label, not the scoped bus id. */
+  private frameFor(message: OutboundMessage): string {
+    return outboundFrame({ ...message, chatId: splitChatId(message.chatId)?.chat ?? message.chatId });
   }
 
   /** Host/Origin policy of a listener this channel owns: loopback, `host`, and the channel's own lists. */
