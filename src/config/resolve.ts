@@ -22,6 +22,9 @@ import type { AgentConfig } from "./schema-agents.js";
 import type { McpServerConfig } from "./schema-tools.js";
 import { validateWith } from "./validate.js";
 
+/** `channels.sendProgress` / `sendToolHints` as the Python nanobot's ChannelsConfig defaults them. */
+const PYTHON_CHANNEL_SWITCHES = { sendProgress: true, sendToolHints: true } as const;
+
 export interface ResolveOptions {
   /** Name used in messages (`config.json`, `./my.yaml`). */
   file: string;
@@ -92,8 +95,12 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   }
 
   const workspace = resolvePath(defaults.workspace ?? defaultWorkspace(opts.home), opts.baseDir, opts.env);
+  // A Python-style config (no named agents) keeps the Python channel switches' defaults: the
+  // model's text before its tool calls and the tool hints reach the chat (both true).
+  const channels = Object.keys(named).length === 0 ? { ...PYTHON_CHANNEL_SWITCHES, ...parsed.channels } : parsed.channels;
   const config: NanobotConfig = {
     ...parsed,
+    channels,
     providers,
     agents: { defaults: { ...defaults, workspace }, named },
     tools,
