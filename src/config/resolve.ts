@@ -4,7 +4,7 @@
  * what both nanobot dialects spread over two places (MCP servers, named agents).
  */
 import { ConfigError } from "../core/errors.js";
-import { checkModelPresets } from "./model-presets.js";
+import { PRESET_DEFAULTS, checkModelPresets } from "./model-presets.js";
 import { channelSettingNotes, unknownChannelTypes } from "../channels/channel-types.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
@@ -97,12 +97,15 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   const workspace = resolvePath(defaults.workspace ?? defaultWorkspace(opts.home), opts.baseDir, opts.env);
   // A Python-style config (no named agents) keeps the Python channel switches' defaults: the
   // model's text before its tool calls and the tool hints reach the chat (both true).
-  const channels = Object.keys(named).length === 0 ? { ...PYTHON_CHANNEL_SWITCHES, ...parsed.channels } : parsed.channels;
+  const pythonStyle = Object.keys(named).length === 0;
+  const channels = pythonStyle ? { ...PYTHON_CHANNEL_SWITCHES, ...parsed.channels } : parsed.channels;
+  // Python's temperature default (0.1); a Go-style config sends none unless the file sets one.
+  const temperature = defaults.temperature ?? (pythonStyle ? PRESET_DEFAULTS.temperature : undefined);
   const config: NanobotConfig = {
     ...parsed,
     channels,
     providers,
-    agents: { defaults: { ...defaults, workspace }, named },
+    agents: { defaults: { ...defaults, workspace, ...(temperature !== undefined ? { temperature } : {}) }, named },
     tools,
     mcpServers,
   };
