@@ -8,6 +8,7 @@ import { PRESET_DEFAULTS, checkModelPresets } from "./model-presets.js";
 import { channelSettingNotes, unknownChannelTypes } from "../channels/channel-types.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
+import { GO_UNSUPPORTED_KEYS } from "./go-keys.js";
 import { hookWarnings } from "./hook-warnings.js";
 import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
@@ -61,7 +62,7 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   const working = structuredClone(doc);
   applyTimezoneMode(working);
   applyProviderApiType(working);
-  const unsupported = takeUnsupportedKeys(working, opts.file);
+  const unsupported = [...takeUnsupportedKeys(working, opts.file), ...takeUnsupportedKeys(working, opts.file, GO_UNSUPPORTED_KEYS)];
   const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
   warnings.unshift(...unsupported);
   const { defaults, ...fileAgents } = parsed.agents;

@@ -54,3 +54,25 @@ describe("temperature", () => {
     expect(body).toMatchObject({ temperature: 0.1 });
   });
 });
+
+describe("Go keys nanobot does not act on", () => {
+  it("config check names each with its reason instead of calling it unknown", async () => {
+    p = await project();
+    await p.write("nanobot.yaml", {
+      ...goConfig({}),
+      extends: ["base.yaml"],
+      profiles: { dev: { agents: {} } },
+      auth: { oauthClientID: "x" },
+      workspaceId: "w1",
+      mcpServers: { box: { command: "echo", image: "ghcr.io/example/box", sandboxed: true, workdir: "/w", ports: ["8080"] }, plain: { command: "echo", sandboxed: false } },
+    });
+    const r = await p.run(["config", "check", "--config", "nanobot.yaml"]);
+    expect(r.code).toBe(0);
+    expect(r.err).not.toContain("unknown key");
+    for (const key of ["extends", "profiles", "auth", "workspaceId", "mcpServers.box.image", "mcpServers.box.sandboxed", "mcpServers.box.workdir", "mcpServers.box.ports"]) {
+      expect(r.err).toMatch(new RegExp(`nanobot\\.yaml: ${key.replaceAll(".", "\\.")}: not supported by nanobot \\(TS\\): \\S`));
+    }
+    expect(r.err).toContain("set cwd for the server's working directory");
+    expect(r.err).not.toContain("mcpServers.plain");
+  });
+});
