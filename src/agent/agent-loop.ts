@@ -478,7 +478,6 @@ export class AgentLoop implements TurnProcessor {
     const defaults = this.runtime.config.agents.defaults;
     return new OutboundRelay(this.bus, route, (error, message) => this.report({ type: "delivery_failed", error, message }), {
       ...(defaults.toolHintMaxLength !== undefined ? { toolHintMaxLength: defaults.toolHintMaxLength } : {}),
-      persistentRetry: defaults.providerRetryMode === "persistent",
     });
   }
 

@@ -1,12 +1,13 @@
 /**
- * Delivery of one bus turn: engine events become outbound messages (`progress` for tool calls,
- * `delta`s when the channel asked for streaming), and the reply becomes the final `message`
+ * Delivery of one bus turn: engine events become outbound messages (`progress` for tool calls
+ * and for the text the model wrote before them, `delta`s when the channel asked for streaming),
+ * and the reply becomes the final `message`
  * (or `stream_end`) whose id is the turn id, so a retried delivery is recognisably the same.
  * Publishes are chained so a channel sees them in order.
  */
 import type { MessageBus, OutboundMessage } from "../bus/types.js";
 import type { AgentEvent } from "../core/events.js";
-import { retryNotice, toolHint } from "./tool-hints.js";
+import { toolHint } from "./tool-hints.js";
 import type { TurnReply } from "./turn-processor.js";
 
 export interface ReplyRoute {
@@ -23,14 +24,14 @@ export interface ReplyRoute {
 export interface RelayOptions {
   /** `agents.defaults.toolHintMaxLength`: how much of a tool's argument a hint shows. */
   toolHintMaxLength?: number;
-  /** `providerRetryMode: "persistent"` words the retry notice as a persistent retry. */
-  persistentRetry?: boolean;
 }
 
 export class OutboundRelay {
   private chain: Promise<void> = Promise.resolve();
   private streamId: string | undefined;
   private streamed = false;
+  /** What the model wrote in the current round, sent as progress when it goes on to call tools. */
+  private roundText = "";
   /** Set by the turn's `message` tool when it already answered in this conversation. */
   suppressed = false;
 
@@ -50,16 +51,22 @@ export class OutboundRelay {
     // Deltas and progress name the asking message too: a channel answering two threads at once
     // must know which one each belongs to.
     const base = { channel: this.route.channel, chatId: this.route.chatId, ...(this.route.replyTo ? { replyTo: this.route.replyTo } : {}) };
-    if (event.type === "text_delta" && this.route.stream && this.streamId) {
+    if (event.type === "llm_request") {
+      this.roundText = "";
+    } else if (event.type === "text_delta" && this.route.stream && this.streamId) {
       this.streamed = true;
       this.publish({ ...base, kind: "delta", streamId: this.streamId, delta: event.delta });
+    } else if (event.type === "text_delta") {
+      this.roundText += event.delta;
     } else if (event.type === "tool_call") {
+      // As the Python nanobot: the model's text before its tool calls is progress (unless streamed), then the hint.
+      const thought = this.roundText.trim();
+      this.roundText = "";
+      if (thought) this.publish({ ...base, kind: "progress", text: thought });
       const text = toolHint(event.toolCall.name, event.toolCall.arguments, this.options.toolHintMaxLength);
       this.publish({ ...base, kind: "progress", text, toolName: event.toolCall.name });
-    } else if (event.type === "retry_wait") {
-      // The chat would otherwise go quiet while the model call waits; the terminal shows the same.
-      this.publish({ ...base, kind: "progress", text: retryNotice(event.delayMs, event.attempt, this.options.persistentRetry === true) });
     }
+    // retry_wait: not sent to chats (the Python nanobot keeps these diagnostics off every channel); the terminal shows it.
   };
 
   /** Sends the final reply (nothing for a stopped turn or one the `message` tool answered). */

@@ -62,7 +62,8 @@ export interface AgentProfile {
   tools: Tool[];
   maxTokens: number;
   contextWindow: number;
-  temperature: number;
+  /** Undefined: none is sent (a Go-style agent that sets none). */
+  temperature: number | undefined;
   maxToolIterations: number;
   maxToolResultChars: number;
   reasoningEffort?: ReasoningEffort;
@@ -375,7 +376,9 @@ export class Runtime {
       modelPreset: sessionPreset !== undefined || !agent?.model ? selection.preset : undefined,
       maxTokens: selection.maxTokens,
       contextWindow: selection.contextWindow,
-      temperature: selection.temperature,
+      // A named agent is the Go dialect: Go sends no temperature unless the agent sets one (or
+      // agents.defaults.temperature is written in the file); Python's 0.1 is for agents.defaults.
+      temperature: own ? (own.temperature ?? defaults.temperature) : selection.temperature,
       maxToolIterations: agent?.maxToolIterations ?? defaults.maxToolIterations,
       // A named agent is the Go dialect: results are cut at 50 KiB only (tool-execution/truncate),
       // never offloaded again at the Python `maxToolResultChars`.

@@ -34,8 +34,3 @@ export function toolHint(name: string, args: Record<string, unknown>, maxLength?
   const max = maxLength ?? FALLBACK_ARG_CHARS;
   return `${name}(${json.length > max ? `${json.slice(0, max)}…` : json})`;
 }
-
-/** The Python nanobot's notice while a failed model call waits for its retry. */
-export function retryNotice(delayMs: number, attempt: number, persistent: boolean): string {
-  return `Model request failed, ${persistent ? "persistent retry" : "retry"} in ${Math.max(1, Math.round(delayMs / 1000))}s (attempt ${attempt}).`;
-}

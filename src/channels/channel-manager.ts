@@ -4,7 +4,7 @@
  * the others run.
  */
 import type { Server } from "node:http";
-import type { MessageBus } from "../bus/types.js";
+import type { MessageBus, OutboundMessage } from "../bus/types.js";
 import type { ClusterRelay } from "../cluster/cluster-relay.js";
 import { errorMessage } from "../core/errors.js";
 import { silentLogger } from "../core/logger.js";
@@ -167,18 +167,11 @@ export class ChannelManager {
         clock: this.options.clock ?? systemClock,
         ...(this.options.relay ? { relay: this.options.relay } : {}),
       };
-      // The Python nanobot's `channels.sendProgress` is the default for every channel's own switch.
-      const sendProgress = this.options.channels.sendProgress;
-      const settings = typeof sendProgress === "boolean" && raw.sendProgress === undefined ? { ...raw, sendProgress } : raw;
+      const { settings, admits } = progressSwitches(type, raw, this.options.channels);
       channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer, pairing: this.pairing });
       await channel.start(signal);
       const started = channel;
-      // `sendToolHints: false` (per channel, else under `channels`) keeps tool-call hints out of the chat.
-      const hints = typeof raw.sendToolHints === "boolean" ? raw.sendToolHints : this.options.channels.sendToolHints !== false;
-      const unsubscribe = this.options.bus.subscribeOutbound(
-        (message) => (!hints && message.kind === "progress" && message.toolName !== undefined ? undefined : started.send(message)),
-        { channel: name },
-      );
+      const unsubscribe = this.options.bus.subscribeOutbound((message) => (admits(message) ? started.send(message) : undefined), { channel: name });
       this.running.set(name, { channel: started, unsubscribe });
       this.startErrors.delete(name);
       this.logger.info("channel started", { channel: name });
@@ -191,6 +184,36 @@ export class ChannelManager {
       return { name, ok: false, error: errorMessage(error) };
     }
   }
+}
+
+/** Channel types that keep their own progress defaults whatever `channels.*` says (as in the Python nanobot). */
+const OWN_PROGRESS_DEFAULTS = new Set(["weixin"]);
+
+const flag = (value: unknown): boolean | undefined => (typeof value === "boolean" ? value : undefined);
+
+/**
+ * The Python nanobot's `sendProgress` / `sendToolHints`, per channel else under `channels`:
+ * `sendProgress` lets through the model's text before its tool calls, `sendToolHints` the tool
+ * hints, each on its own. With neither set anywhere the channel's own `sendProgress` default
+ * decides both (nanobot's default: off). The channel gets `sendProgress` on when either passes;
+ * `admits` filters what it may not show.
+ */
+export function progressSwitches(
+  type: string,
+  raw: Record<string, unknown>,
+  channels: Record<string, unknown>,
+): { settings: Record<string, unknown>; admits: (message: OutboundMessage) => boolean } {
+  const own = OWN_PROGRESS_DEFAULTS.has(type);
+  const progress = flag(raw.sendProgress) ?? (own ? undefined : flag(channels.sendProgress));
+  const hints = flag(raw.sendToolHints) ?? (own ? undefined : flag(channels.sendToolHints)) ?? true;
+  const settings = progress !== undefined && raw.sendProgress === undefined ? { ...raw, sendProgress: progress } : { ...raw };
+  if (progress !== undefined && !own) settings.sendProgress = progress || hints;
+  const admits = (message: OutboundMessage): boolean => {
+    if (message.kind !== "progress") return true;
+    if (message.toolName !== undefined) return hints;
+    return progress ?? true;
+  };
+  return { settings, admits };
 }
 
 /** The channel entries under `channels` (not the switches beside them), as the config has them. */

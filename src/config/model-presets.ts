@@ -100,7 +100,7 @@ export function defaultSelection(config: NanobotConfig, fallbackRef?: string): M
     modelRef,
     maxTokens: d.maxTokens,
     contextWindow: d.contextWindowTokens,
-    temperature: d.temperature,
+    temperature: d.temperature ?? PRESET_DEFAULTS.temperature,
     ...(effort ? { reasoningEffort: effort } : {}),
   };
 }

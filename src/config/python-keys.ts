@@ -122,9 +122,9 @@ function askedFor(entry: UnsupportedKey, value: unknown, path: string[]): string
  * Removes the unsupported keys from a normalised document (in place) and returns one warning
  * for each that was set to something nanobot does not do.
  */
-export function takeUnsupportedKeys(doc: PlainObject, file: string): string[] {
+export function takeUnsupportedKeys(doc: PlainObject, file: string, entries: readonly UnsupportedKey[] = UNSUPPORTED_KEYS): string[] {
   const out: string[] = [];
-  for (const entry of UNSUPPORTED_KEYS) {
+  for (const entry of entries) {
     for (const { parent, key, path } of matches(doc, entry.path)) {
       const value = parent[key];
       delete parent[key];

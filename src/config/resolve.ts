@@ -4,10 +4,11 @@
  * what both nanobot dialects spread over two places (MCP servers, named agents).
  */
 import { ConfigError } from "../core/errors.js";
-import { checkModelPresets } from "./model-presets.js";
+import { PRESET_DEFAULTS, checkModelPresets } from "./model-presets.js";
 import { channelSettingNotes, unknownChannelTypes } from "../channels/channel-types.js";
 import { agentFieldNotes } from "./agent-field-notes.js";
 import { isLoopbackHost } from "./config-helpers.js";
+import { GO_UNSUPPORTED_KEYS } from "./go-keys.js";
 import { hookWarnings } from "./hook-warnings.js";
 import { providersFromEnv } from "./env-providers.js";
 import { declaredEnv, interpolateConfig } from "./interpolate.js";
@@ -21,6 +22,9 @@ import type { NanobotConfig } from "./schema.js";
 import type { AgentConfig } from "./schema-agents.js";
 import type { McpServerConfig } from "./schema-tools.js";
 import { validateWith } from "./validate.js";
+
+/** `channels.sendProgress` / `sendToolHints` as the Python nanobot's ChannelsConfig defaults them. */
+const PYTHON_CHANNEL_SWITCHES = { sendProgress: true, sendToolHints: true } as const;
 
 export interface ResolveOptions {
   /** Name used in messages (`config.json`, `./my.yaml`). */
@@ -58,7 +62,7 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   const working = structuredClone(doc);
   applyTimezoneMode(working);
   applyProviderApiType(working);
-  const unsupported = takeUnsupportedKeys(working, opts.file);
+  const unsupported = [...takeUnsupportedKeys(working, opts.file), ...takeUnsupportedKeys(working, opts.file, GO_UNSUPPORTED_KEYS)];
   const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
   warnings.unshift(...unsupported);
   const { defaults, ...fileAgents } = parsed.agents;
@@ -92,10 +96,17 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   }
 
   const workspace = resolvePath(defaults.workspace ?? defaultWorkspace(opts.home), opts.baseDir, opts.env);
+  // A Python-style config (no named agents) keeps the Python channel switches' defaults: the
+  // model's text before its tool calls and the tool hints reach the chat (both true).
+  const pythonStyle = Object.keys(named).length === 0;
+  const channels = pythonStyle ? { ...PYTHON_CHANNEL_SWITCHES, ...parsed.channels } : parsed.channels;
+  // Python's temperature default (0.1); a Go-style config sends none unless the file sets one.
+  const temperature = defaults.temperature ?? (pythonStyle ? PRESET_DEFAULTS.temperature : undefined);
   const config: NanobotConfig = {
     ...parsed,
+    channels,
     providers,
-    agents: { defaults: { ...defaults, workspace }, named },
+    agents: { defaults: { ...defaults, workspace, ...(temperature !== undefined ? { temperature } : {}) }, named },
     tools,
     mcpServers,
   };

@@ -31,7 +31,9 @@ export const agentDefaultsSchema = z
     workspace: str().optional().describe("Default: $NANOBOT_HOME/workspace"),
     maxTokens: positiveInt().default(8192),
     contextWindowTokens: positiveInt().default(200_000),
-    temperature: nonNegativeNumber().default(0.1),
+    temperature: nonNegativeNumber()
+      .optional()
+      .describe("Default 0.1 (the Python nanobot's); a named (Go-style) agent without its own temperature sends none unless this is set, as the Go nanobot"),
     maxToolIterations: positiveInt().default(200),
     maxToolResultChars: positiveInt().default(16_000),
     providerRetryMode: oneOf(RETRY_MODES).default("standard"),

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { isProviderKey } from "../tools/builtin/exec-env.js";
 import {
   bool,
+  nonNegativeInt,
   nonNegativeNumber,
   oneOf,
   port,
@@ -87,7 +88,7 @@ export const mcpHostSchema = z.strictObject({
 
 export const execToolSchema = z.strictObject({
   enable: bool().default(true),
-  timeout: positiveInt().default(60).describe("Seconds"),
+  timeout: nonNegativeInt().default(60).describe("Seconds a command may run when the model names no timeout; 0 = no limit; may exceed 600 (the cap on the model's own timeout)"),
   allowPatterns: stringArray().default([]),
   denyPatterns: stringArray().default([]),
   pathAppend: str().optional(),
@@ -111,7 +112,7 @@ export const webSearchSchema = z.looseObject({
   apiKey: str().optional(),
   baseUrl: str().optional(),
   maxResults: positiveInt().default(5),
-  timeout: positiveInt().optional().describe("Seconds before a search gives up (default 20)"),
+  timeout: positiveInt().optional().describe("Seconds before a search gives up (default 30)"),
 });
 
 export const webToolSchema = z.strictObject({

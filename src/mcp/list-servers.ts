@@ -1,5 +1,6 @@
 /** What `nanobot mcp list` prints: each server's tools as the model sees them, or why it failed. */
 import { McpClientManager } from "./manager.js";
+import { unmatchedEnabledTools } from "./tool-adapters.js";
 import type { McpManagerOptions, McpServersConfig } from "./types.js";
 
 export interface ListedTool {
@@ -15,6 +16,8 @@ export interface ListedServer {
   server: string;
   tools: ListedTool[];
   error?: string;
+  /** `enabledTools` entries that name no tool of this server (they expose nothing). */
+  unmatchedEnabledTools?: string[];
 }
 
 /** Connects to every server, lists what it exposes, and closes everything again. */
@@ -28,7 +31,9 @@ export async function listServers(config: McpServersConfig, options: McpManagerO
       const tools = entries
         .filter((e) => e.server === server)
         .map((e) => ({ name: e.tool.name, description: e.tool.description, sourceTool: e.sourceName, kind: e.kind }));
-      return { server, tools, ...(error !== undefined ? { error } : {}) };
+      const conn = manager.connection(server);
+      const unmatched = error === undefined && conn ? unmatchedEnabledTools(conn) : [];
+      return { server, tools, ...(error !== undefined ? { error } : {}), ...(unmatched.length > 0 ? { unmatchedEnabledTools: unmatched } : {}) };
     });
   } finally {
     await manager.close();

@@ -12,7 +12,7 @@ import type { ProgressFn } from "./connection.js";
 import { fitToolName, shortHash } from "./names.js";
 import type { HookCaller } from "./hooks.js";
 import { mapCallToolResult } from "./result-mapping.js";
-import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs } from "./tool-adapters.js";
+import { DEFAULT_TOOL_TIMEOUT_MS, buildServerTools, toolTimeoutMs, unmatchedEnabledTools } from "./tool-adapters.js";
 import type { McpToolEntry } from "./tool-adapters.js";
 import type { McpManagerOptions, McpServerFailure, McpServersConfig } from "./types.js";
 
@@ -122,6 +122,8 @@ export class McpClientManager {
         try {
           await conn.ensureConnected();
           this.startFailures.delete(conn.name);
+          const unmatched = unmatchedEnabledTools(conn);
+          if (unmatched.length > 0) this.options.log?.("warn", "MCP enabledTools entries name no tool of the server", { server: conn.name, entries: unmatched.join(", ") });
         } catch (err) {
           // The reason quotes the server's stderr and URL; every printer (CLI, web UI notice, logs) shows it.
           this.startFailures.set(conn.name, scrubSecretText(errorMessage(err)));

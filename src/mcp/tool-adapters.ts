@@ -37,10 +37,27 @@ function errorOutput(err: unknown): ToolOutput {
   return { content: [{ type: "text", text: mcpErrorText(err) }], isError: true };
 }
 
-/** `enabledTools` absent, empty or containing `*` exposes everything. */
-export function isToolEnabled(enabled: string[] | undefined, tool: string): boolean {
-  if (!enabled || enabled.length === 0 || enabled.includes("*")) return true;
-  return enabled.includes(tool);
+/**
+ * `enabledTools` as the Python nanobot reads it: absent or containing `*` exposes everything;
+ * otherwise only the tools listed, by their MCP name or their `mcp_<server>_<tool>` name, so an
+ * empty list exposes none.
+ */
+export function isToolEnabled(enabled: string[] | undefined, tool: string, server?: string): boolean {
+  if (!enabled || enabled.includes("*")) return true;
+  return enabled.includes(tool) || (server !== undefined && enabled.includes(mcpToolName(server, tool)));
+}
+
+/** A tool subset is named: the server's prompts and resources are not offered (Python nanobot). */
+export function restrictsTools(enabled: string[] | undefined): boolean {
+  return enabled !== undefined && !enabled.includes("*");
+}
+
+/** `enabledTools` entries that name no tool of the server (listed by `nanobot mcp list`, logged at start). */
+export function unmatchedEnabledTools(conn: McpConnection): string[] {
+  const enabled = conn.spec.enabledTools;
+  if (!restrictsTools(enabled)) return [];
+  const names = new Set(conn.listing.tools.flatMap((t) => [t.name, mcpToolName(conn.name, t.name)]));
+  return (enabled ?? []).filter((e) => !names.has(e));
 }
 
 export function toolTimeoutMs(conn: McpConnection, fallbackMs: number): number {
@@ -65,7 +82,7 @@ function exposedTools(conn: McpConnection, tools: readonly McpTool[]): Array<{ t
   const prefix = conn.spec.toolPrefix ?? "";
   const out: Array<{ tool: McpTool; exposed: string }> = [];
   for (const t of tools) {
-    if (!isToolEnabled(conn.spec.enabledTools, t.name)) continue;
+    if (!isToolEnabled(conn.spec.enabledTools, t.name, conn.name)) continue;
     if (overrides && Object.keys(overrides).length > 0) {
       const o = overrides[t.name];
       if (!o) continue;
@@ -197,7 +214,8 @@ export function buildServerTools(
   const own = exposedTools(conn, tools).map(({ tool, exposed }) => mcpTool(conn, tool, exposed, timeoutMs, naming));
   // The Go nanobot offers a server's tools only; its prompts and resources stay MCP prompts
   // and resources (instructions, MCP-UI prompt actions), not tools.
-  if (naming === "go") return own;
+  // A tool subset (enabledTools without "*") leaves prompts and resources out, as in Python.
+  if (naming === "go" || restrictsTools(conn.spec.enabledTools)) return own;
   return [
     ...own,
     ...prompts.map((p) => promptTool(conn, p)),

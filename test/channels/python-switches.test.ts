@@ -1,8 +1,10 @@
 /**
  * The Python nanobot's channel switches and notices, end to end: the assembled gateway with a
  * Python-style config, a real TelegramChannel against the fake Bot API, and the fake LLM.
- * Retry notices and tool hints (cut to toolHintMaxLength) reach the chat; `channels.sendProgress`
- * and `sendToolHints` switch them; `sendMaxRetries` bounds delivery attempts.
+ * As in the Python nanobot, the model's text before its tool calls (`sendProgress`) and the tool
+ * hints (`sendToolHints`, cut to toolHintMaxLength) reach the chat, each switched on its own and
+ * both on by default for a Python-style config; retry notices never do; `sendMaxRetries` bounds
+ * delivery attempts.
  */
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -36,7 +38,7 @@ afterEach(async () => {
   assistant = setup = bot = llm = root = undefined;
 });
 
-async function startGateway(channels: Record<string, unknown>, defaults: Record<string, unknown> = {}): Promise<void> {
+async function startGateway(channels: Record<string, unknown>, defaults: Record<string, unknown> = {}, named: Record<string, unknown> = {}): Promise<void> {
   root = await mkdtemp(join(tmpdir(), "nanobot-py-switches-"));
   const home = join(root, "home");
   const workspace = join(root, "ws");
@@ -48,9 +50,9 @@ async function startGateway(channels: Record<string, unknown>, defaults: Record<
   const { config } = resolveConfig(
     {
       providers: { custom: { apiBase: llm.openaiBaseURL, apiKey: "sk-fake-py-switches-0001" } },
-      agents: { defaults: { model: "custom/test-model", workspace, ...defaults } },
+      agents: { ...named, defaults: { model: "custom/test-model", workspace, ...defaults } },
       tools: { exec: { sandbox: "none" } },
-      channels: { ...channels, telegram: { enabled: true, token: BOT_TOKEN, apiRoot: bot.url, allowFrom: ["42"], pollingTimeoutS: 1 } },
+      channels: { ...channels, telegram: { enabled: true, token: BOT_TOKEN, apiRoot: bot.url, allowFrom: ["42"], pollingTimeoutS: 1, ...(channels.telegram as object) } },
     },
     { env, cwd: root, envProviders: false },
   );
@@ -62,33 +64,43 @@ const down = { kind: "error", status: 503, body: { error: { message: "unavailabl
 const longCommand = "echo 0123456789abcdefghijklmnopqrstuvwxyz";
 
 describe("Python channel notices through the gateway", () => {
-  it("sends the retry notice and a tool hint cut to toolHintMaxLength, then the answer", async () => {
-    await startGateway({ sendProgress: true }, { toolHintMaxLength: 20 });
-    llm!.enqueue(down, { toolCalls: [{ id: "c1", name: "exec", arguments: { command: longCommand } }] }, { text: "all done" });
+  const thinking = { text: "Let me run it.", toolCalls: [{ id: "c1", name: "exec", arguments: { command: longCommand } }] };
+  const runIt = async (answer: string): Promise<Array<string | undefined>> => {
     bot!.pushMessage({ chatId: 42, from: { id: 42, username: "alice" }, text: "run it" });
-    await waitFor(() => bot!.messages.some((m) => m.text === "all done"), "the answer");
-    const texts = bot!.messages.map((m) => m.text);
-    expect(texts).toContain("Model request failed, retry in 1s (attempt 1).");
-    expect(texts).toContain("$ echo 0123456789abcd…");
-    expect(texts.indexOf("$ echo 0123456789abcd…")).toBeLessThan(texts.indexOf("all done"));
+    await waitFor(() => bot!.messages.some((m) => m.text === answer), "the answer");
+    return bot!.messages.map((m) => m.text);
+  };
+
+  it("a Python-style config without the switches gets Python's defaults: the model's text, then the hint cut to toolHintMaxLength; never the retry notice", async () => {
+    await startGateway({}, { toolHintMaxLength: 20 });
+    llm!.enqueue(down, thinking, { text: "all done" });
+    const texts = await runIt("all done");
+    expect(texts).toEqual(["Let me run it.", "$ echo 0123456789abcd…", "all done"]);
+    expect(texts.join("\n")).not.toContain("Model request failed");
   });
 
-  it("sendToolHints: false keeps tool hints out of the chat but not the retry notice", async () => {
+  it("sendToolHints: false keeps tool hints out but not the model's text", async () => {
     await startGateway({ sendProgress: true, sendToolHints: false });
-    llm!.enqueue(down, { toolCalls: [{ id: "c1", name: "exec", arguments: { command: "echo hi" } }] }, { text: "finished" });
-    bot!.pushMessage({ chatId: 42, from: { id: 42, username: "alice" }, text: "run it" });
-    await waitFor(() => bot!.messages.some((m) => m.text === "finished"), "the answer");
-    const texts = bot!.messages.map((m) => m.text);
-    expect(texts).toContain("Model request failed, retry in 1s (attempt 1).");
-    expect(texts.some((t) => t?.startsWith("$ "))).toBe(false);
+    llm!.enqueue(thinking, { text: "finished" });
+    expect(await runIt("finished")).toEqual(["Let me run it.", "finished"]);
   });
 
-  it("without sendProgress (nanobot's default) the chat gets only the answer", async () => {
-    await startGateway({});
-    llm!.enqueue({ toolCalls: [{ id: "c1", name: "exec", arguments: { command: "echo hi" } }] }, { text: "quiet answer" });
-    bot!.pushMessage({ chatId: 42, from: { id: 42, username: "alice" }, text: "run it" });
-    await waitFor(() => bot!.messages.some((m) => m.text === "quiet answer"), "the answer");
-    expect(bot!.messages.map((m) => m.text)).toEqual(["quiet answer"]);
+  it("sendProgress: false keeps the model's text out but not the tool hints (each switch on its own, as in Python)", async () => {
+    await startGateway({ sendProgress: false }, { toolHintMaxLength: 20 });
+    llm!.enqueue(thinking, { text: "finished" });
+    expect(await runIt("finished")).toEqual(["$ echo 0123456789abcd…", "finished"]);
+  });
+
+  it("a channel's own switch wins over the one under channels", async () => {
+    await startGateway({ sendProgress: false, sendToolHints: false, telegram: { sendToolHints: true } }, { toolHintMaxLength: 20 });
+    llm!.enqueue(thinking, { text: "finished" });
+    expect(await runIt("finished")).toEqual(["$ echo 0123456789abcd…", "finished"]);
+  });
+
+  it("a Go-style config (named agents) keeps nanobot's default: the chat gets only the answer", async () => {
+    await startGateway({}, {}, { helper: { instructions: "You help." } });
+    llm!.enqueue(thinking, { text: "quiet answer" });
+    expect(await runIt("quiet answer")).toEqual(["quiet answer"]);
   });
 });
 

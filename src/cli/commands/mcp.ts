@@ -23,7 +23,7 @@ export function registerMcpCommand(program: Command, ctx: CliContext): void {
   mcp
     .command("list")
     .description("connect to every configured MCP server and list its tools, or why it failed")
-    .option("--json", "print one JSON array: [{ server, tools: [{ name, description, sourceTool, kind }], error? }]")
+    .option("--json", "print one JSON array: [{ server, tools: [{ name, description, sourceTool, kind }], error?, unmatchedEnabledTools? }]")
     .option("--timeout <seconds>", "handshake limit for servers without their own connectTimeout", "20")
     .action(async (opts: ListOptions, command: Command) => {
       const seconds = Number(opts.timeout);
@@ -64,6 +64,7 @@ function renderServers(ctx: CliContext, servers: readonly ListedServer[]): strin
       const kind = t.kind === "tool" ? "" : c.dim(` (${t.kind} ${t.sourceTool})`);
       out += `  ${c.cyan(t.name)}${kind}  ${oneLine(t.description)}\n`;
     }
+    if (s.unmatchedEnabledTools) out += `  ${c.yellow("enabledTools names no such tool:")} ${s.unmatchedEnabledTools.join(", ")}\n`;
     out += "\n";
   }
   return out;

@@ -24,11 +24,16 @@ export const EXEC_MAX_TIMEOUT_S = 600;
 export const EXEC_OUTPUT_CAP = 10_000;
 /** After bash exits, how long its output pipes may stay open (held by background children). */
 const PIPE_GRACE_MS = 250;
+/** setTimeout's ceiling (about 24.8 days): the engine's limit for a command without one. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface ExecToolOptions {
   guard: ExecGuard;
   workspaceGuard: WorkspaceGuard;
-  /** Default timeout in seconds when the call gives none. */
+  /**
+   * Default timeout in seconds when the call gives none (`tools.exec.timeout`, as in the Python
+   * nanobot): 0 = no limit; not capped at EXEC_MAX_TIMEOUT_S, which bounds only the model's own.
+   */
   timeout?: number;
   outputCap?: number;
   shell?: string;
@@ -58,7 +63,9 @@ export interface ExecToolOptions {
 export const EXEC_LIMITS = { processes: 8192, fileSizeBlocks: 2 * 1024 * 1024, cpuPerTimeout: 4 } as const;
 
 function wrapperScript(shell: string, timeoutS: number): string {
-  const limits = `u ${EXEC_LIMITS.processes}  f ${EXEC_LIMITS.fileSizeBlocks}  t ${timeoutS * EXEC_LIMITS.cpuPerTimeout}  c 0`;
+  // No timeout (0): no CPU-time limit either.
+  const cpu = timeoutS > 0 ? `  t ${timeoutS * EXEC_LIMITS.cpuPerTimeout}` : "";
+  const limits = `u ${EXEC_LIMITS.processes}  f ${EXEC_LIMITS.fileSizeBlocks}${cpu}  c 0`;
   return (
     `set -- ${limits}; while [ $# -gt 0 ]; do h=$(ulimit -H -$1); ` +
     `if [ "$h" = unlimited ] || [ "$h" -gt "$2" ]; then ulimit -H -S -$1 "$2" || exit 126; fi; shift 2; done; ` +
@@ -94,7 +101,7 @@ export interface SpawnSpec {
   env: Record<string, string>;
 }
 
-/** Spawns the command in its own process group, streams output into `buffer`, settles when done. */
+/** Spawns the command in its own process group, streams output into `buffer`, settles when done (timeoutMs 0: no limit). */
 export function runShell(spec: SpawnSpec, timeoutMs: number, buffer: HeadTailBuffer, signal: AbortSignal): Promise<RunOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn(spec.file, spec.args, { cwd: spec.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env: spec.env });
@@ -107,7 +114,7 @@ export function runShell(spec: SpawnSpec, timeoutMs: number, buffer: HeadTailBuf
       killGroup(child.pid);
     };
     const onAbort = (): void => stop("aborted");
-    const timer = setTimeout(() => stop("timeout"), timeoutMs);
+    const timer = timeoutMs > 0 ? setTimeout(() => stop("timeout"), timeoutMs) : undefined;
     signal.addEventListener("abort", onAbort, { once: true });
     const finish = (): void => {
       if (settled || !exit) return;
@@ -172,7 +179,7 @@ function sandboxSentence(state: SandboxState, options: ExecToolOptions): string 
 
 export function createExecTool(options: ExecToolOptions): Tool {
   const cap = options.outputCap ?? EXEC_OUTPUT_CAP;
-  const defaultTimeout = Math.min(Math.max(options.timeout ?? EXEC_DEFAULT_TIMEOUT_S, 1), EXEC_MAX_TIMEOUT_S);
+  const defaultTimeout = Math.max(Math.floor(options.timeout ?? EXEC_DEFAULT_TIMEOUT_S), 0);
   const sourceEnv = options.env ?? process.env;
   const shell = options.shell ?? "bash";
   const state = resolveSandbox({
@@ -211,13 +218,13 @@ export function createExecTool(options: ExecToolOptions): Tool {
     name: "exec",
     description:
       `Run a bash command in the workspace and return its combined stdout/stderr and exit code. ` +
-      `Timeout ${defaultTimeout} s by default (timeout: 1-${EXEC_MAX_TIMEOUT_S}); on timeout the command and all its ` +
+      `${defaultTimeout > 0 ? `Timeout ${defaultTimeout} s by default` : "No time limit by default"} (timeout: 1-${EXEC_MAX_TIMEOUT_S}); on timeout the command and all its ` +
       `child processes are killed. Output over ${fmt(cap)} characters keeps the head and the tail. ` +
       `${sandboxSentence(state, options)} Prefer read_file/grep/edit_file for files.`,
     schema,
     exclusive: true,
-    // The call enforces its own timeout; the engine's limit must not cut it short.
-    timeoutMs: (EXEC_MAX_TIMEOUT_S + 10) * 1000,
+    // The call enforces its own timeout; the engine's limit must not cut it short (none: the longest a timer allows).
+    timeoutMs: defaultTimeout === 0 ? MAX_TIMER_MS : (Math.max(EXEC_MAX_TIMEOUT_S, defaultTimeout) + 10) * 1000,
     async run(args, ctx, signal) {
       const verdict = await options.guard.verify(args.command, ctx.workspace);
       if (!verdict.ok) return errorResult(formatBlocked(verdict));

@@ -10,7 +10,8 @@ import { searxngAdapter } from "./searxng.js";
 import { tavilyAdapter } from "./tavily.js";
 import type { SearchAdapter, SearchProviderName, SearchResult } from "./types.js";
 
-export const SEARCH_TIMEOUT_MS = 20_000;
+/** `tools.web.search.timeout`'s default: 30 s, as in the Python nanobot. */
+export const SEARCH_TIMEOUT_MS = 30_000;
 
 export interface WebSearchConfig {
   provider?: SearchProviderName | (string & {});
@@ -18,7 +19,7 @@ export interface WebSearchConfig {
   baseUrl?: string;
   /** `tools.web.search.maxResults`: results when the model does not ask for a count (default 5). */
   maxResults?: number;
-  /** `tools.web.search.timeout`: seconds before a search gives up (default 20). */
+  /** `tools.web.search.timeout`: seconds before a search gives up (default 30, as in Python). */
   timeout?: number;
 }
 
