@@ -125,12 +125,20 @@ async function main(): Promise<void> {
       await session.post("Profiler.start");
     }
     const cpu0 = cpuUs();
+    const split0 = process.cpuUsage();
     for (let i = warmup; i < warmup + turns; i++) check(await run(i));
     const cpuMs = (cpuUs() - cpu0) / 1000 / turns;
-    const requests = (await fake.stats()).requests / turns;
-    process.stdout.write(`${contenderName} @ ${history} prior msgs: ${cpuMs.toFixed(2)} ms CPU/turn, ${requests} LLM requests/turn\n`);
-    if (profile) {
-      const { profile: p } = await session.post("Profiler.stop");
+    const split = process.cpuUsage(split0);
+    // Stopped before asking the fake for its counters: that one fetch (undici's first use) is not the turn's.
+    const stopped = profile ? await session.post("Profiler.stop") : undefined;
+    const stats = await fake.stats();
+    const requests = stats.requests / turns;
+    const kbPerRequest = stats.bodyBytes / Math.max(1, stats.requests) / 1024;
+    process.stdout.write(
+      `${contenderName} @ ${history} prior msgs: ${cpuMs.toFixed(2)} ms CPU/turn, ${requests} LLM requests/turn, ${kbPerRequest.toFixed(1)} KB/request (user ${(split.user / 1000 / turns).toFixed(2)} + system ${(split.system / 1000 / turns).toFixed(2)} ms)\n`,
+    );
+    if (stopped) {
+      const p = stopped.profile;
       session.disconnect();
       mkdirSync(dirname(out), { recursive: true });
       writeFileSync(`${out}.cpuprofile`, JSON.stringify(p));

@@ -8,7 +8,7 @@ import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { runAgent } from "../engine/loop/run-agent.js";
 import type { AgentHooks } from "../engine/hooks.js";
 import type { AgentEvent, Checkpoint, RunResult } from "../core/events.js";
-import type { Message } from "../core/messages.js";
+import type { Message, ToolCallPart } from "../core/messages.js";
 import { systemMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
@@ -103,6 +103,8 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   // An MCP-UI tool action plays the model; after Go's request hooks, which may still answer first.
   const uiAction = await uiToolActionHook(runtime, go.messages, go.tools);
   const goHooks = uiAction ? [...go.hooks, uiAction] : go.hooks;
+  const hooks = goHooks.length > 0 ? [...goHooks, ...callerHooks] : input.hooks;
+  const saveBeforeTools = needsPreToolCheckpoint(go.tools, hooks);
   const stream = runAgent(
     {
       model: profile.model,
@@ -127,7 +129,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       outputDir: runtime.sessionDir(sessionKey),
       workspace: runtime.workspace,
       sessionKey,
-      hooks: goHooks.length > 0 ? [...goHooks, ...callerHooks] : input.hooks,
+      hooks,
       drainInjections: input.drainInjections,
       estimator: sharedTokenEstimator(profile.modelRef),
       onCheckpoint: async (checkpoint) => {
@@ -135,6 +137,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
         // The final answer is written with the turn's closing (saveTurnOutcome), in one transaction:
         // the turn is never seen answered but open, and each answer costs one write fewer.
         if (checkpoint.phase === "final_response") return;
+        if (checkpoint.phase === "awaiting_tools" && !saveBeforeTools(checkpoint.pendingToolCalls ?? [])) return;
         await store.saveCheckpoint(input.turnId, checkpoint);
       },
       log: (level, msg, data) => runtime.logger[level](msg, data),
@@ -144,6 +147,22 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   if (input.onEvent) stream.subscribe(input.onEvent);
   const result = await stream.result();
   return { result, ...(outcome.lastCheckpoint ? { lastCheckpoint: outcome.lastCheckpoint } : {}) };
+}
+
+/**
+ * Whether a round's calls must be on disk before they run. The `awaiting_tools` checkpoint is
+ * there so that a crash in the middle of a tool leaves the call in the history (closed with an
+ * "interrupted" result): the model, and the user, then know it may have acted. A round whose
+ * every call goes to a read-only tool, with no hooks around it (a hook may act on a call), has
+ * nothing to record: a crash in it loses no work and changes nothing, and the round is saved
+ * whole, calls and results, by its `tools_completed` checkpoint. That spares one write
+ * transaction per read-only round.
+ */
+function needsPreToolCheckpoint(tools: readonly Tool[], hooks: SessionTurnInput["hooks"]): (calls: readonly ToolCallPart[]) => boolean {
+  const hooked = hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0);
+  if (hooked) return () => true;
+  const readOnly = new Set(tools.filter((t) => t.readOnly === true).map((t) => t.name));
+  return (calls) => calls.length === 0 || calls.some((c) => !readOnly.has(c.name));
 }
 
 /** Commits, rolls back or stops the turn according to how the run ended. */
