@@ -4,9 +4,11 @@
  * `server.address` / `server.port` to it when it opens the connection.
  */
 import type { LanguageModel, LLMRequest, ModelResponse } from "../../core/llm.js";
-import { SpanKind, withSpan } from "../../core/tracing/tracer.js";
+import { SpanKind, tracingEnabled, withSpan } from "../../core/tracing/tracer.js";
 
 export function tracedModelCall(model: LanguageModel, request: LLMRequest, call: () => Promise<ModelResponse>): Promise<ModelResponse> {
+  // Off: the call itself, without the span's name, attributes and wrapping promise.
+  if (!tracingEnabled()) return call();
   return withSpan(
     `chat ${model.model}`,
     {
