@@ -15,13 +15,13 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import type { Profiler } from "node:inspector";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import type { CreateContender } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
 import { sharedTokenEstimator } from "../src/engine/tokens/estimator.js";
-import { REPO_DIR, startFakeLLMProcess } from "./support/processes.js";
+import { startFakeLLMProcess } from "./support/processes.js";
+import { costTable, summarise } from "./support/profile-summary.js";
 
 function arg(name: string, fallback: string): string {
   const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -36,63 +36,6 @@ const profile = !process.argv.includes("--no-profile");
 const workload = arg("workload", "loop");
 const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}`;
 const out = arg("out", join("bench", "profiles", `${contenderName}-${stem}`));
-
-interface FunctionCost {
-  name: string;
-  where: string;
-  selfUs: number;
-  totalUs: number;
-}
-
-/** Self and total (inclusive) time per function, from the profile's samples. */
-function summarise(p: Profiler.Profile): { costs: FunctionCost[]; totalUs: number } {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const hits = new Map<number, number>();
-  const deltas = p.timeDeltas ?? [];
-  (p.samples ?? []).forEach((id, i) => hits.set(id, (hits.get(id) ?? 0) + (deltas[i + 1] ?? deltas[i] ?? 0)));
-  const key = (n: Profiler.ProfileNode) => {
-    const f = n.callFrame;
-    const file = f.url ? relative(REPO_DIR, f.url.replace(/^file:\/\//, "")) : "";
-    // tsx-loaded sources report line 1; a line is only worth showing for plain JS.
-    return { name: f.functionName || "(anonymous)", where: file && f.lineNumber > 0 ? `${file}:${f.lineNumber + 1}` : file };
-  };
-  const costs = new Map<string, FunctionCost>();
-  const cost = (n: Profiler.ProfileNode) => {
-    const k = key(n);
-    const id = `${k.name}@${k.where}`;
-    let c = costs.get(id);
-    if (!c) costs.set(id, (c = { ...k, selfUs: 0, totalUs: 0 }));
-    return c;
-  };
-  let totalUs = 0;
-  for (const [id, us] of hits) {
-    const node = byId.get(id)!;
-    if (node.callFrame.functionName === "(idle)") continue;
-    totalUs += us;
-    cost(node).selfUs += us;
-    // Inclusive time once per function per stack (recursion counted once).
-    const seen = new Set<FunctionCost>();
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const c = cost(byId.get(at)!);
-      if (!seen.has(c)) {
-        seen.add(c);
-        c.totalUs += us;
-      }
-    }
-  }
-  return { costs: [...costs.values()], totalUs };
-}
-
-function table(costs: FunctionCost[], by: "selfUs" | "totalUs", totalUs: number, perTurn: number, rows = 30): string {
-  const lines = ["| function | where | ms/turn | % |", "| --- | --- | ---: | ---: |"];
-  for (const c of [...costs].sort((a, b) => b[by] - a[by]).slice(0, rows)) {
-    if (c.name === "(root)" || c.name === "(program)") continue;
-    lines.push(`| \`${c.name}\` | ${c.where} | ${(c[by] / 1000 / perTurn).toFixed(3)} | ${((100 * c[by]) / totalUs).toFixed(1)} |`);
-  }
-  return lines.join("\n");
-}
 
 const cpuUs = () => {
   const u = process.cpuUsage();
@@ -153,11 +96,11 @@ async function main(): Promise<void> {
           "",
           "## Top functions by self time",
           "",
-          table(costs, "selfUs", totalUs, turns),
+          costTable(costs, "selfUs", totalUs, turns),
           "",
           "## Top functions by total time (inclusive)",
           "",
-          table(costs, "totalUs", totalUs, turns, 45),
+          costTable(costs, "totalUs", totalUs, turns, 45),
           "",
         ].join("\n"),
       );

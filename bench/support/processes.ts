@@ -125,11 +125,14 @@ export function runToExit(
   });
 }
 
-/** CPU time (user + system) a live process has used so far, ms; NaN where /proc is missing. */
-export function cpuMsOf(pid: number, ticksPerSecond = 100): number {
+/**
+ * CPU time (user + system) a live process has used so far, ms; NaN where /proc is missing.
+ * `statPath` reads one thread instead (`/proc/<pid>/task/<tid>/stat`).
+ */
+export function cpuMsOf(pid: number, ticksPerSecond = 100, statPath = `/proc/${pid}/stat`): number {
   try {
     // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(statPath, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
   } catch {

@@ -3,7 +3,7 @@
  * calls, tools, MCP requests), or the child of the `traceparent` its caller sent.
  */
 import type { SpanContext } from "../core/tracing/trace-context.js";
-import { withSpan } from "../core/tracing/tracer.js";
+import { tracingEnabled, withSpan } from "../core/tracing/tracer.js";
 import type { Span } from "../core/tracing/tracer.js";
 import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
@@ -12,6 +12,8 @@ import type { TurnReply, TurnRequest } from "./turn-processor.js";
  * request); `null` starts a new trace (a turn taken from a queue, whose context is another's).
  */
 export function withTurnSpan<T>(request: TurnRequest, parent: SpanContext | null | undefined, fn: (span: Span | undefined) => Promise<T>): Promise<T> {
+  // Off: the turn itself, without building the span's attributes.
+  if (!tracingEnabled()) return fn(undefined);
   const agent = request.agent ?? "nanobot";
   return withSpan(
     `invoke_agent ${agent}`,

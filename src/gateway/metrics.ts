@@ -23,11 +23,29 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 /** Seconds: from a quick store write to a long agent turn. */
 export const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** The series' key: its labels sorted by name. Called on every observation, so no arrays for 0–2 labels. */
 function labelKey(labels: Labels): string {
-  return Object.keys(labels)
-    .sort()
-    .map((k) => `${k}=${labels[k]}`)
-    .join(",");
+  let first: string | undefined;
+  let second: string | undefined;
+  let more = false;
+  for (const k in labels) {
+    if (first === undefined) first = k;
+    else if (second === undefined) second = k;
+    else {
+      more = true;
+      break;
+    }
+  }
+  if (first === undefined) return "";
+  if (more) {
+    return Object.keys(labels)
+      .sort()
+      .map((k) => `${k}=${labels[k]}`)
+      .join(",");
+  }
+  if (second === undefined) return `${first}=${labels[first]}`;
+  const [a, b] = first < second ? [first, second] : [second, first];
+  return `${a}=${labels[a]},${b}=${labels[b]}`;
 }
 
 function escapeLabel(value: string): string {
@@ -81,9 +99,8 @@ export class Histogram {
       entry = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
       this.series.set(key, entry);
     }
-    this.buckets.forEach((bound, i) => {
-      if (value <= bound) entry.counts[i]!++;
-    });
+    const { buckets } = this;
+    for (let i = buckets.length - 1; i >= 0 && value <= buckets[i]!; i--) entry.counts[i]!++;
     entry.sum += value;
     entry.count++;
   }

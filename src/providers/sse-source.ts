@@ -120,7 +120,7 @@ class NodeSseSource implements SseSource {
   }
 
   close(): void {
-    clearTimeout(this.idleTimer);
+    this.stopIdleTimer();
     if (!this.res.complete || !this.req.writableFinished) this.req.destroy();
     this.res.resume();
   }
@@ -142,17 +142,26 @@ class NodeSseSource implements SseSource {
     this.req.once("error", (err) => this.finish(err));
   }
 
+  /** Restarts the idle clock: one timer per stream, refreshed per chunk (not a new one each time). */
   private armIdleTimer(): void {
-    clearTimeout(this.idleTimer);
+    if (this.idleTimer) {
+      this.idleTimer.refresh();
+      return;
+    }
     this.idleTimer = setTimeout(() => {
       this.finish(new StallSignal());
       this.req.destroy();
     }, this.idleMs);
   }
 
+  private stopIdleTimer(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
   private finish(err?: unknown): void {
     if (this.ended || this.failure !== undefined) return;
-    clearTimeout(this.idleTimer);
+    this.stopIdleTimer();
     if (err === undefined) this.ended = true;
     else this.failure = err;
     this.notify();

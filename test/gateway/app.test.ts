@@ -112,6 +112,42 @@ describe("/v1/chat/completions input", () => {
     expect(((await noModel.json()) as { error: { param: string } }).error.param).toBe("model");
   });
 
+  it("fields of the wrong type are 400s naming the field, whether or not the request is a plain text one", async () => {
+    const app = makeApp();
+    const user = [{ role: "user", content: "x" }];
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: "", messages: user }, "model"],
+      [{ model: 7, messages: user }, "model"],
+      [{ model: "nanobot", messages: [] }, "messages"],
+      [{ model: "nanobot", messages: "hi" }, "messages"],
+      [{ model: "nanobot", messages: [null] }, "messages.0"],
+      [{ model: "nanobot", messages: [{ content: "x" }] }, "messages.0.role"],
+      [{ model: "nanobot", messages: [{ role: "user", content: 5 }] }, "messages.0.content"],
+      [{ model: "nanobot", messages: [{ role: "tool", content: "r", tool_call_id: 3 }] }, "messages.0.tool_call_id"],
+      [{ model: "nanobot", messages: user, stream: "yes" }, "stream"],
+      [{ model: "nanobot", messages: user, session_id: "" }, "session_id"],
+      [{ model: "nanobot", messages: user, session_id: "s".repeat(201) }, "session_id"],
+      [{ model: "nanobot", messages: user, stream_options: { include_usage: "yes" } }, "stream_options.include_usage"],
+      [{ model: "nanobot", messages: user, tools: [{ type: "function", function: { name: "bad name" } }] }, "tools.0.function.name"],
+    ];
+    for (const [body, param] of cases) {
+      const res = await app.request("/v1/chat/completions", chat(body));
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(((await res.json()) as { error: { param: string } }).error.param, JSON.stringify(body)).toBe(param);
+    }
+    // At the limits, and with the optional fields null, the request is taken.
+    const taken = [
+      { model: "nanobot", messages: user, session_id: "s".repeat(200), stream: null, stream_options: null, tools: null },
+      { model: "nanobot", messages: [{ role: "system", content: null }, { role: "user", content: "y", extra: 1 }], stream: false },
+    ];
+    for (const body of taken) expect((await app.request("/v1/chat/completions", chat(body))).status, JSON.stringify(body)).toBe(200);
+    expect(processor.requests.map((r) => [r.sessionKey, r.content])).toEqual([
+      [`api:${"s".repeat(200)}`, "x"],
+      ["api:default", "y"],
+    ]);
+    expect(processor.requests).toHaveLength(2);
+  });
+
   it("a body over the limit is a 413 and no turn runs", async () => {
     const app = makeApp({ maxBodyBytes: 1024 });
     const res = await app.request("/v1/chat/completions", chat({ model: "nanobot", messages: [{ role: "user", content: "x".repeat(5000) }] }));

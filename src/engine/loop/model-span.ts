@@ -4,13 +4,15 @@
  * `server.address` / `server.port` to it when it opens the connection.
  */
 import type { LanguageModel, LLMRequest, ModelResponse } from "../../core/llm.js";
-import { SpanKind, withSpan } from "../../core/tracing/tracer.js";
+import { SpanKind, tracingEnabled, withSpan } from "../../core/tracing/tracer.js";
 
 /**
  * `purpose` names a call made outside an agent's rounds (`consolidation`, `heartbeat`), as the
  * span's `nanobot.purpose`, so a trace shows what the extra model calls were for.
  */
 export function tracedModelCall(model: LanguageModel, request: LLMRequest, call: () => Promise<ModelResponse>, purpose?: string): Promise<ModelResponse> {
+  // Off: the call itself, without the span's name, attributes and wrapping promise.
+  if (!tracingEnabled()) return call();
   return withSpan(
     `chat ${model.model}`,
     {

@@ -1,0 +1,176 @@
+/**
+ * Profiles and measures `nanobot gateway` under the gateway bench's load (issue 25): a real
+ * gateway process, the fake LLM answering 50 ms after each request, C clients each sending its
+ * requests one after another in its own session.
+ *
+ *   npx tsx bench/profile-gateway.ts [--clients=50] [--requests=20] [--out=bench/profiles/gateway-50]
+ *   npx tsx bench/profile-gateway.ts --no-profile --ab=/tmp/base [--rounds=3] [--clients=1,50]
+ *
+ * Profile mode: the gateway runs with `support/profile-on-signal.mjs` preloaded, and the V8
+ * sampling profiler runs around the measured requests only (start-up and warm-up left out);
+ * writes `<out>.md` (top functions by self and total time, per request) and `<out>.cpuprofile`.
+ * `--ab=DIR`: A/B of two builds, interleaved round by round (DIR holds `bin/` and `dist/` of
+ * the other build, `node_modules` linked): the gateway's CPU per request (its own process
+ * CPU, /proc), p50/p99 added latency (`Server-Timing`, as the gateway bench), and the medians.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { Profiler } from "node:inspector";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { LLM_DELAY_MS, load } from "./gateway-bench.js";
+import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
+import { costTable, summarise, summariseHeap } from "./support/profile-summary.js";
+import type { HeapProfileNode } from "./support/profile-summary.js";
+import { median, percentile } from "./support/stats.js";
+
+function arg(name: string, fallback: string): string {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
+
+const clientCounts = arg("clients", "50").split(",").map(Number);
+const perClient = Number(arg("requests", "20"));
+const profile = !process.argv.includes("--no-profile");
+const heap = process.argv.includes("--heap");
+const other = process.argv.some((a) => a.startsWith("--ab=")) ? resolve(arg("ab", "")) : null;
+const rounds = Number(arg("rounds", other ? "3" : "1"));
+const PRELOAD = join(REPO_DIR, "bench/support/profile-on-signal.mjs");
+
+interface Measured {
+  cpuMsPerRequest: number;
+  /** The process's main thread (its JavaScript, and the syscalls it makes) per request. */
+  mainThreadMsPerRequest: number;
+  p50AddedMs: number;
+  p99AddedMs: number;
+  profile?: Profiler.Profile | { head: HeapProfileNode };
+}
+
+/** CPU ms of a live process's main thread so far (its thread id is the pid); the rest is V8's and libuv's threads. */
+const mainThreadMs = (pid: number): number => cpuMsOf(pid, 100, `/proc/${pid}/task/${pid}/stat`);
+
+/** Resolves when `child` prints `line` on stderr. */
+function stderrLine(child: ChildProcess, line: string): Promise<void> {
+  return new Promise((done) => {
+    let seen = "";
+    const on = (d: Buffer) => {
+      seen += d.toString();
+      if (seen.includes(line)) {
+        child.stderr?.off("data", on);
+        done();
+      }
+    };
+    child.stderr?.on("data", on);
+  });
+}
+
+async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, clients: number, tag: string): Promise<Measured> {
+  const profileOut = join(dir, `${tag}.profile`);
+  const args = [...(profile ? ["--import", PRELOAD] : []), join(root, "bin/nanobot.js"), "gateway", "--port", "0"];
+  const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, NANOBOT_PROFILE_OUT: profileOut, ...(heap ? { NANOBOT_PROFILE_KIND: "heap" } : {}) }, stdio: ["ignore", "pipe", "pipe"] });
+  try {
+    const baseURL = `http://127.0.0.1:${await waitForPort(child, "gateway")}`;
+    const warm = await load(baseURL, Math.min(clients, 10), 3, `${tag}-warm`, 0);
+    if (warm.failures > 0) throw new Error("the gateway failed its warm-up requests");
+    if (profile) {
+      const started = stderrLine(child, "profile: started");
+      child.kill("SIGUSR2");
+      await started;
+    }
+    const cpu0 = cpuMsOf(child.pid!);
+    const main0 = mainThreadMs(child.pid!);
+    const result = await load(baseURL, clients, perClient, tag);
+    const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, result.answered);
+    const mainThreadMsPerRequest = (mainThreadMs(child.pid!) - main0) / Math.max(1, result.answered);
+    if (result.failures > 0) throw new Error(`${result.failures} requests failed`);
+    let p: Measured["profile"];
+    if (profile) {
+      const written = stderrLine(child, "profile: written");
+      child.kill("SIGUSR2");
+      await written;
+      p = JSON.parse(readFileSync(profileOut, "utf8")) as Measured["profile"];
+    }
+    const added = result.samples.map((s) => s.gatewayMs);
+    return { cpuMsPerRequest, mainThreadMsPerRequest, p50AddedMs: percentile(added, 50), p99AddedMs: percentile(added, 99), ...(p ? { profile: p } : {}) };
+  } finally {
+    await stopChild(child);
+  }
+}
+
+function writeProfile(out: string, clients: number, m: Measured, requests: number): void {
+  const kind = heap ? "heapprofile" : "cpuprofile";
+  writeFileSync(`${out}.${kind}`, JSON.stringify(m.profile));
+  const { costs, totalUs } = heap ? summariseHeap((m.profile as unknown as { head: HeapProfileNode }).head) : summarise(m.profile as Profiler.Profile);
+  const what = heap
+    ? [
+        `\`npx tsx bench/profile-gateway.ts --heap --clients=${clients} --requests=${perClient}\`: the gateway process's sampling heap profiler`,
+        `(every 4 KB allocated, collected objects kept) around the measured requests only. Sampled allocation per request:`,
+        `${(totalUs / 1024 / requests).toFixed(0)} KB; ${m.cpuMsPerRequest.toFixed(2)} ms process CPU per request (profiler on); load average ${loadAverage()}.`,
+      ]
+    : [
+        `\`npx tsx bench/profile-gateway.ts --clients=${clients} --requests=${perClient}\`: the gateway process, sampled every 200 µs`,
+        `around the measured requests only (after a warm-up of ${Math.min(clients, 10)} × 3). ${m.cpuMsPerRequest.toFixed(2)} ms process CPU per request`,
+        `(with the profiler on), p50 / p99 added latency ${m.p50AddedMs.toFixed(1)} / ${m.p99AddedMs.toFixed(1)} ms; load average ${loadAverage()}.`,
+        `Sampled time per request: ${(totalUs / 1000 / requests).toFixed(2)} ms (samples are wall time on a shared machine).`,
+      ];
+  writeFileSync(
+    `${out}.md`,
+    [
+      `# nanobot gateway: ${clients} clients × ${perClient} requests${heap ? ", allocations" : ""}`,
+      "",
+      ...what,
+      "",
+      `## Top functions by self ${heap ? "allocation" : "time"}`,
+      "",
+      costTable(costs, "selfUs", totalUs, requests, 40, "req", heap),
+      "",
+      `## Top functions by total ${heap ? "allocation" : "time"} (inclusive)`,
+      "",
+      costTable(costs, "totalUs", totalUs, requests, 60, "req", heap),
+      "",
+    ].join("\n"),
+  );
+  process.stdout.write(`wrote ${out}.md and ${out}.${kind}\n`);
+}
+
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+
+async function main(): Promise<void> {
+  const fake = await startFakeLLMProcess(LLM_DELAY_MS);
+  const dir = mkdtempSync(join(tmpdir(), "nanobot-profile-gateway-"));
+  const configPath = join(dir, "config.json");
+  writeFileSync(
+    configPath,
+    JSON.stringify({ providers: { custom: { apiBase: fake.baseURL, apiKey: "bench" } }, agents: { defaults: { model: "custom/bench-chat", workspace: join(dir, "workspace") } } }),
+  );
+  const builds = other ? [{ name: "other", root: other }, { name: "this", root: REPO_DIR }] : [{ name: "this", root: REPO_DIR }];
+  const results = new Map<string, Measured[]>();
+  let n = 0;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      for (const clients of clientCounts) {
+        for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
+          const env = { ...process.env, HOME: dir, NANOBOT_HOME: join(dir, `home-${n++}`), NANOBOT_CONFIG: configPath, NO_COLOR: "1" };
+          const m = await measure(build.root, env, dir, clients, `${build.name}-${clients}-${round}`);
+          const key = `${build.name} @ ${clients}`;
+          results.set(key, [...(results.get(key) ?? []), m]);
+          process.stdout.write(
+            `round ${round + 1} ${key} clients: CPU ${m.cpuMsPerRequest.toFixed(2)} ms/req (main thread ${m.mainThreadMsPerRequest.toFixed(2)}), added p50 ${m.p50AddedMs.toFixed(1)} p99 ${m.p99AddedMs.toFixed(1)} ms (load ${loadAverage()})\n`,
+          );
+          if (m.profile) writeProfile(arg("out", join("bench", "profiles", `gateway-${clients}${heap ? "-heap" : ""}`)), clients, m, clients * (perClient + 1));
+        }
+      }
+    }
+    process.stdout.write("\nmedians over rounds:\n");
+    for (const [key, ms] of results) {
+      const pick = (f: (m: Measured) => number) => median(ms.map(f)).toFixed(2);
+      process.stdout.write(`${key} clients: CPU ${pick((m) => m.cpuMsPerRequest)} ms/req (main thread ${pick((m) => m.mainThreadMsPerRequest)}), added p50 ${pick((m) => m.p50AddedMs)} p99 ${pick((m) => m.p99AddedMs)} ms (${ms.map((m) => m.cpuMsPerRequest.toFixed(2)).join(" · ")})\n`);
+    }
+  } finally {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
