@@ -1,7 +1,8 @@
 /**
  * Builds the enabled channels from `channels.<name>`, starts them side by side and routes each
  * one its outbound messages. A channel that fails to build or start is reported and left out;
- * the others run.
+ * the others run. A cluster's worker starts its channels in two parts (placement.ts): the
+ * webhook channels every worker serves, and the rest for the leader's term.
  */
 import type { Server } from "node:http";
 import type { MessageBus } from "../bus/types.js";
@@ -16,6 +17,9 @@ import { systemClock } from "./clock.js";
 import type { ChannelClock } from "./clock.js";
 import { DeliveryQueue } from "./delivery/delivery-queue.js";
 import type { Sleep } from "./delivery/delivery-queue.js";
+import type { InboundDedup } from "./delivery/inbound-dedup.js";
+import { channelPlacement } from "./placement.js";
+import type { ChannelPlacement } from "./placement.js";
 import { isInternalChannel } from "./types.js";
 import type { Channel, ChannelDeps } from "./types.js";
 
@@ -48,6 +52,8 @@ export interface ChannelManagerOptions {
   clock?: ChannelClock;
   logger?: Logger;
   httpServer?: Server;
+  /** Recognises repeated webhook deliveries; shared through the store on a cluster. */
+  dedup?: InboundDedup;
 }
 
 /** One configured channel as `nanobot channels list` shows it. */
@@ -69,7 +75,11 @@ export interface ChannelStartResult {
 interface Running {
   channel: Channel;
   unsubscribe: () => void;
+  placement: ChannelPlacement;
 }
+
+/** Which channels a start or stop covers: all of them, or those of one placement. */
+export type ChannelSelection = ChannelPlacement | "all";
 
 export class ChannelManager {
   readonly pairing: PairingStore;
@@ -93,17 +103,18 @@ export class ChannelManager {
       });
   }
 
-  /** Starts every enabled channel concurrently; one result per enabled channel. */
-  async startAll(signal: AbortSignal = new AbortController().signal): Promise<ChannelStartResult[]> {
+  /** Starts every enabled channel of `which` concurrently; one result per channel started. */
+  async startAll(signal: AbortSignal = new AbortController().signal, which: ChannelSelection = "all"): Promise<ChannelStartResult[]> {
     const enabled = Object.entries(this.options.channels).filter(
       (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true,
     );
-    return Promise.all(enabled.map(([name, raw]) => this.startOne(name, raw, signal)));
+    const chosen = enabled.filter(([name, raw]) => which === "all" || placementOf(raw, name) === which);
+    return Promise.all(chosen.map(([name, raw]) => this.startOne(name, raw, signal)));
   }
 
-  async stopAll(): Promise<void> {
-    const all = [...this.running.entries()];
-    this.running.clear();
+  async stopAll(which: ChannelSelection = "all"): Promise<void> {
+    const all = [...this.running.entries()].filter(([, running]) => which === "all" || running.placement === which);
+    for (const [name] of all) this.running.delete(name);
     await Promise.all(
       all.map(async ([name, { channel, unsubscribe }]) => {
         unsubscribe();
@@ -158,6 +169,7 @@ export class ChannelManager {
         home: this.options.home,
         logger,
         clock: this.options.clock ?? systemClock,
+        ...(this.options.dedup ? { dedup: this.options.dedup } : {}),
       };
       // The Python nanobot's `channels.sendProgress` is the default for every channel's own switch.
       const sendProgress = this.options.channels.sendProgress;
@@ -171,7 +183,7 @@ export class ChannelManager {
         (message) => (!hints && message.kind === "progress" && message.toolName !== undefined ? undefined : started.send(message)),
         { channel: name },
       );
-      this.running.set(name, { channel: started, unsubscribe });
+      this.running.set(name, { channel: started, unsubscribe, placement: placementOf(raw, name) });
       this.startErrors.delete(name);
       this.logger.info("channel started", { channel: name });
       return { name, ok: true };
@@ -190,6 +202,10 @@ export function configuredChannels(channels: Record<string, unknown>): Array<Omi
   return Object.entries(channels)
     .filter((entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]))
     .map(([name, raw]) => ({ name, type: typeof raw.type === "string" ? raw.type : name, enabled: raw.enabled === true }));
+}
+
+function placementOf(raw: Record<string, unknown>, name: string): ChannelPlacement {
+  return channelPlacement(typeof raw.type === "string" ? raw.type : name, raw);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

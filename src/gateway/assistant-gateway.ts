@@ -1,13 +1,16 @@
 /**
  * The whole assistant behind one gateway: the message bus, the AgentLoop (which every face —
  * HTTP API, web UI, /mcp, channels, cron — goes through), the cron service with its system
- * jobs (Dream, heartbeat), and the enabled chat channels. Shutdown runs in reverse.
+ * jobs (Dream, heartbeat), and the enabled chat channels. On a cluster sharing a PostgreSQL
+ * store, cron and the polling/socket channels run on the elected leader, the webhook channels
+ * on every worker (channels/placement.ts). Shutdown runs in reverse.
  */
 import { AgentLoop } from "../agent/agent-loop.js";
 import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
 import type { Runtime } from "../agent/runtime.js";
 import { InProcessBus } from "../bus/in-process-bus.js";
 import { ChannelManager, configuredChannels } from "../channels/channel-manager.js";
+import { SharedDedup } from "../channels/delivery/inbound-dedup.js";
 import type { ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
 import { defaultChannelFactories } from "../channels/factories.js";
 import { errorMessage } from "../core/errors.js";
@@ -54,6 +57,8 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   const started: { manager?: ChannelManager } = {};
   const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
   const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list });
+  const shared = store as SessionStore;
+  const claimDelivery = shared.claimDelivery?.bind(shared);
   const channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
@@ -61,32 +66,38 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     factories: defaultChannelFactories(),
     logger,
     httpServer: gateway.server.httpServer,
+    ...(claimDelivery ? { dedup: new SharedDedup(claimDelivery, logger) } : {}),
   });
   started.manager = channels;
-  // Cron (with heartbeat and Dream) and the channels (pollers, socket connections) run on one
-  // worker of a cluster sharing a PostgreSQL store: its elected leader. A single process leads alone.
+  // Cron (with heartbeat and Dream) and the polling/socket channels run on one worker of a
+  // cluster sharing a PostgreSQL store: its elected leader. The webhook channels run on every
+  // worker, from the start to the close. A single process leads alone and starts them all at once.
   const stopChannels = new AbortController();
+  const leadership = shared.leadership?.(SINGLETONS_GROUP);
+  const report = (results: ChannelStartResult[]): ChannelStartResult[] => {
+    for (const r of results) {
+      if (r.ok) logger.info(`channel ${r.name} started`);
+      else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
+    }
+    return results;
+  };
   let channelResults: ChannelStartResult[] = [];
   const singletons: Singletons = {
     start: async (term) => {
       const signal = AbortSignal.any([term, stopChannels.signal]);
-      channelResults = await channels.startAll(signal);
-      for (const r of channelResults) {
-        if (r.ok) logger.info(`channel ${r.name} started`);
-        else logger.error(`channel ${r.name} failed to start: ${r.error ?? "unknown error"}`);
-      }
+      channelResults = report(await channels.startAll(signal, leadership ? "leader" : "all"));
       cron.start();
     },
     stop: async () => {
       cron.stop();
-      await channels.stopAll();
+      await channels.stopAll(leadership ? "leader" : "all");
     },
   };
   loop.start();
-  const leadership = (store as SessionStore).leadership?.(SINGLETONS_GROUP);
+  const everyWorker = leadership ? report(await channels.startAll(stopChannels.signal, "every-worker")) : [];
   if (leadership) await leadership.start(singletons);
   else await singletons.start(stopChannels.signal);
-  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and channels run there");
+  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and the polling/socket channels run there");
 
   let closing: Promise<void> | undefined;
   return {
@@ -94,12 +105,13 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     loop,
     cron,
     channels,
-    channelResults,
+    channelResults: [...everyWorker, ...channelResults],
     close: () =>
       (closing ??= (async () => {
         stopChannels.abort();
         if (leadership) await leadership.stop();
         else await singletons.stop();
+        await channels.stopAll("every-worker");
         await loop.stop();
         await gateway.close();
       })()),
