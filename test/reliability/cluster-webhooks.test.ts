@@ -9,7 +9,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect } from "vitest";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { slackSignature } from "../../src/channels/slack/events-api.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
@@ -118,7 +118,7 @@ async function until(check: () => boolean, what: string, ms = 60_000): Promise<v
 }
 
 postgres.describe("Slack's Events API on every gateway worker", () => {
-  postgres.it("a follower serves the webhook: it checks the signature, runs the turn and answers once", { timeout: 240_000 }, async () => {
+  it("a follower serves the webhook: it checks the signature, runs the turn and answers once", { timeout: 240_000 }, async () => {
     const { leader, follower } = await cluster();
     leader.fake.enqueue({ text: "from a" });
     follower.fake.enqueue({ text: "from b" });
@@ -139,7 +139,7 @@ postgres.describe("Slack's Events API on every gateway worker", () => {
     expect(follower.fake.requests).toHaveLength(1);
   });
 
-  postgres.it("the same event delivered to both workers (Slack's retry) is answered once", { timeout: 240_000 }, async () => {
+  it("the same event delivered to both workers (Slack's retry) is answered once", { timeout: 240_000 }, async () => {
     const { leader, follower } = await cluster();
     leader.fake.enqueue({ text: "from a" });
     follower.fake.enqueue({ text: "from b" });
