@@ -3,8 +3,8 @@
  * built CLI) share one PostgreSQL store (a throwaway schema) and one home; each has Slack in
  * Events API mode (`mode: "http"`) against the fake Slack, and its own scripted fake LLM, so
  * every answer names the worker that made it. Slack's signed POST to a follower is answered
- * there, once; the same event delivered to both workers (Slack's retry reaching another worker
- * behind a load balancer) is answered once.
+ * there, once, and still after the follower took over as leader; the same event delivered to
+ * both workers (Slack's retry reaching another worker behind a load balancer) is answered once.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -137,6 +137,15 @@ postgres.describe("Slack's Events API on every gateway worker", () => {
     expect(answers()).toEqual(["from b"]);
     expect(leader.fake.requests).toHaveLength(0);
     expect(follower.fake.requests).toHaveLength(1);
+
+    // The leader dies; the follower takes over the leader's part and keeps serving the webhook.
+    leader.proc.child.kill("SIGKILL");
+    await follower.proc.waitFor(/elected leader/, 60_000);
+    follower.fake.enqueue({ text: "b leads now" });
+    expect((await deliver(follower, eventBody("Ev0AFTER", "still there?"))).status).toBe(200);
+    await until(() => answers().includes("b leads now"), "the answer after the fail-over");
+    expect(answers()).toEqual(["from b", "b leads now"]);
+    expect(follower.proc.stderr()).not.toMatch(/failed to start/);
   });
 
   it("the same event delivered to both workers (Slack's retry) is answered once", { timeout: 240_000 }, async () => {
