@@ -1,7 +1,8 @@
 /**
  * Builds the enabled channels from `channels.<name>`, starts them side by side and routes each
  * one its outbound messages. A channel that fails to build or start is reported and left out;
- * the others run.
+ * the others run. A cluster's worker starts its channels in two parts (placement.ts): the
+ * webhook channels every worker serves, and the rest for the leader's term.
  */
 import type { Server } from "node:http";
 import type { MessageBus, OutboundMessage } from "../bus/types.js";
@@ -17,6 +18,9 @@ import { systemClock } from "./clock.js";
 import type { ChannelClock } from "./clock.js";
 import { DeliveryQueue } from "./delivery/delivery-queue.js";
 import type { Sleep } from "./delivery/delivery-queue.js";
+import type { InboundDedup } from "./delivery/inbound-dedup.js";
+import { channelPlacement } from "./placement.js";
+import type { ChannelPlacement } from "./placement.js";
 import { isInternalChannel } from "./types.js";
 import type { Channel, ChannelDeps } from "./types.js";
 
@@ -51,10 +55,9 @@ export interface ChannelManagerOptions {
   httpServer?: Server;
   /** The cluster relay (gateway workers sharing a PostgreSQL store), handed to the channels. */
   relay?: ClusterRelay;
+  /** Recognises repeated webhook deliveries; shared through the store on a cluster. */
+  dedup?: InboundDedup;
 }
-
-/** Picks channels by name and type (`channels.<name>.type`, else the name). */
-export type ChannelFilter = (entry: { name: string; type: string }) => boolean;
 
 /** One configured channel as `nanobot channels list` shows it. */
 export interface ChannelListEntry {
@@ -75,7 +78,11 @@ export interface ChannelStartResult {
 interface Running {
   channel: Channel;
   unsubscribe: () => void;
+  placement: ChannelPlacement;
 }
+
+/** Which channels a start or stop covers: all of them, or those of one placement. */
+export type ChannelSelection = ChannelPlacement | "all";
 
 export class ChannelManager {
   readonly pairing: PairingStore;
@@ -99,17 +106,18 @@ export class ChannelManager {
       });
   }
 
-  /** Starts every enabled channel (that `which` picks) concurrently; one result per channel started. */
-  async startAll(signal: AbortSignal = new AbortController().signal, which: ChannelFilter = () => true): Promise<ChannelStartResult[]> {
+  /** Starts every enabled channel of `which` concurrently; one result per channel started. */
+  async startAll(signal: AbortSignal = new AbortController().signal, which: ChannelSelection = "all"): Promise<ChannelStartResult[]> {
     const enabled = Object.entries(this.options.channels).filter(
-      (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true && which({ name: entry[0], type: typeOf(entry[0], entry[1]) }),
+      (entry): entry is [string, Record<string, unknown>] => isRecord(entry[1]) && entry[1].enabled === true,
     );
-    return Promise.all(enabled.map(([name, raw]) => this.startOne(name, raw, signal)));
+    const chosen = enabled.filter(([name, raw]) => which === "all" || placementOf(raw, name) === which);
+    return Promise.all(chosen.map(([name, raw]) => this.startOne(name, raw, signal)));
   }
 
-  /** Stops the running channels (that `which` picks). */
-  async stopAll(which: ChannelFilter = () => true): Promise<void> {
-    const all = [...this.running.entries()].filter(([name]) => which({ name, type: typeOf(name, this.options.channels[name]) }));
+  /** Stops the running channels of `which`. */
+  async stopAll(which: ChannelSelection = "all"): Promise<void> {
+    const all = [...this.running.entries()].filter(([, running]) => which === "all" || running.placement === which);
     for (const [name] of all) this.running.delete(name);
     await Promise.all(
       all.map(async ([name, { channel, unsubscribe }]) => {
@@ -166,13 +174,14 @@ export class ChannelManager {
         logger,
         clock: this.options.clock ?? systemClock,
         ...(this.options.relay ? { relay: this.options.relay } : {}),
+        ...(this.options.dedup ? { dedup: this.options.dedup } : {}),
       };
       const { settings, admits } = progressSwitches(type, raw, this.options.channels);
       channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer, pairing: this.pairing });
       await channel.start(signal);
       const started = channel;
       const unsubscribe = this.options.bus.subscribeOutbound((message) => (admits(message) ? started.send(message) : undefined), { channel: name });
-      this.running.set(name, { channel: started, unsubscribe });
+      this.running.set(name, { channel: started, unsubscribe, placement: placementOf(raw, name) });
       this.startErrors.delete(name);
       this.logger.info("channel started", { channel: name });
       return { name, ok: true };
@@ -225,6 +234,10 @@ export function configuredChannels(channels: Record<string, unknown>): Array<Omi
 
 function typeOf(name: string, raw: unknown): string {
   return isRecord(raw) && typeof raw.type === "string" ? raw.type : name;
+}
+
+function placementOf(raw: Record<string, unknown>, name: string): ChannelPlacement {
+  return channelPlacement(typeOf(name, raw), raw);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

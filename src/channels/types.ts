@@ -9,6 +9,7 @@ import type { Logger } from "../core/logger.js";
 import type { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelClock } from "./clock.js";
 import type { DeliveryQueue } from "./delivery/delivery-queue.js";
+import type { InboundDedup } from "./delivery/inbound-dedup.js";
 
 /**
  * A chat platform adapter. `send` receives every outbound kind addressed to this channel
@@ -66,4 +67,6 @@ export interface ChannelDeps {
   clock: ChannelClock;
   /** The cluster relay, on a gateway worker sharing a PostgreSQL store (channels that run on every worker use it). */
   relay?: ClusterRelay;
+  /** Drops a platform's repeated webhook deliveries (shared by the workers of a cluster); a memory of its own when absent. */
+  dedup?: InboundDedup;
 }

@@ -1,14 +1,17 @@
 /**
  * The whole assistant behind one gateway: the message bus, the AgentLoop (which every face —
  * HTTP API, web UI, /mcp, channels, cron — goes through), the cron service with its system
- * jobs (Dream, heartbeat), and the enabled chat channels. Shutdown runs in reverse.
+ * jobs (Dream, heartbeat), and the enabled chat channels. On a cluster sharing a PostgreSQL
+ * store, cron and the polling/socket channels run on the elected leader, the webhook channels
+ * on every worker (channels/placement.ts). Shutdown runs in reverse.
  */
 import { AgentLoop } from "../agent/agent-loop.js";
 import { createCronRunner, installSystemJobs } from "../agent/cron-bridge.js";
 import type { Runtime } from "../agent/runtime.js";
 import { InProcessBus } from "../bus/in-process-bus.js";
 import { ChannelManager, configuredChannels } from "../channels/channel-manager.js";
-import type { ChannelFilter, ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
+import { SharedDedup } from "../channels/delivery/inbound-dedup.js";
+import type { ChannelListEntry, ChannelStartResult } from "../channels/channel-manager.js";
 import { defaultChannelFactories } from "../channels/factories.js";
 import { TOPIC_TURN } from "../cluster/cluster-relay.js";
 import { errorMessage } from "../core/errors.js";
@@ -21,8 +24,6 @@ import type { RunningGateway } from "./runtime-gateway.js";
 
 /** The leadership that runs cron and the channels. */
 export const SINGLETONS_GROUP = "gateway";
-/** Channel types that run on every worker of a cluster (served on the gateway's own port). */
-const EVERY_WORKER_CHANNELS: ReadonlySet<string> = new Set(["websocket"]);
 
 export interface AssistantGatewayOptions {
   host?: string;
@@ -66,6 +67,7 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   const started: { manager?: ChannelManager } = {};
   const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
   const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list, ...(relay ? { relay } : {}) });
+  const claimDelivery = (store as SessionStore).claimDelivery?.bind(store);
   const channels = new ChannelManager({
     bus,
     channels: runtime.config.channels,
@@ -74,14 +76,14 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     logger,
     httpServer: gateway.server.httpServer,
     ...(relay ? { relay } : {}),
+    ...(claimDelivery ? { dedup: new SharedDedup(claimDelivery, logger) } : {}),
   });
   started.manager = channels;
-  // Cron (with heartbeat and Dream) and the channels (pollers, socket connections) run on one
-  // worker of a cluster sharing a PostgreSQL store: its elected leader. A single process leads
-  // alone. The WebSocket channel is served on the gateway's own port, where a load balancer may
-  // send a client to any worker: on a cluster it runs on every worker.
+  // Cron (with heartbeat and Dream) and the polling/socket channels run on one worker of a
+  // cluster sharing a PostgreSQL store: its elected leader. The channels served on the gateway's
+  // own port (Slack's Events API, WebSocket) run on every worker, from the start to the close
+  // (see channels/placement.ts). A single process leads alone and starts them all at once.
   const stopChannels = new AbortController();
-  const leaderOnly: ChannelFilter = relay ? (c) => !EVERY_WORKER_CHANNELS.has(c.type) : () => true;
   const report = (results: ChannelStartResult[]): ChannelStartResult[] => {
     for (const r of results) {
       if (r.ok) logger.info(`channel ${r.name} started`);
@@ -89,24 +91,23 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     }
     return results;
   };
-  let everyWorker: ChannelStartResult[] = [];
   let channelResults: ChannelStartResult[] = [];
   const singletons: Singletons = {
     start: async (term) => {
       const signal = AbortSignal.any([term, stopChannels.signal]);
-      channelResults = [...everyWorker, ...report(await channels.startAll(signal, leaderOnly))];
+      channelResults = report(await channels.startAll(signal, leadership ? "leader" : "all"));
       cron.start();
     },
     stop: async () => {
       cron.stop();
-      await channels.stopAll(leaderOnly);
+      await channels.stopAll(leadership ? "leader" : "all");
     },
   };
   loop.start();
-  if (relay) channelResults = everyWorker = report(await channels.startAll(stopChannels.signal, (c) => !leaderOnly(c)));
+  const everyWorker = leadership ? report(await channels.startAll(stopChannels.signal, "every-worker")) : [];
   if (leadership) await leadership.start(singletons);
   else await singletons.start(stopChannels.signal);
-  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and the other channels run there");
+  if (leadership && !leadership.leading) logger.info("another worker leads the cluster: cron and the polling/socket channels run there");
 
   let closing: Promise<void> | undefined;
   return {
@@ -114,13 +115,13 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     loop,
     cron,
     channels,
-    channelResults,
+    channelResults: [...everyWorker, ...channelResults],
     close: () =>
       (closing ??= (async () => {
         stopChannels.abort();
         if (leadership) await leadership.stop();
         else await singletons.stop();
-        await channels.stopAll();
+        await channels.stopAll("every-worker");
         await loop.stop();
         await gateway.close();
         await relay?.close();

@@ -83,6 +83,17 @@ export const PG_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN token_basis TEXT;
     `,
   },
+  {
+    version: 3,
+    description: "platform deliveries seen by any worker (webhook retries answered once)",
+    sql: `
+      CREATE TABLE channel_deliveries (
+        key TEXT PRIMARY KEY,
+        seen_at BIGINT NOT NULL
+      );
+      CREATE INDEX channel_deliveries_seen ON channel_deliveries(seen_at);
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;

@@ -13,6 +13,7 @@ import type { Logger } from "../core/logger.js";
 import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
+import { PgDeliveries } from "./pg-deliveries.js";
 import { PgLeadership } from "./pg-leader.js";
 import { PgSessionLeases } from "./pg-leases.js";
 import { LOCK_KEY_SQL, LockConnection } from "./pg-lock-connection.js";
@@ -73,6 +74,7 @@ export class PgSessionStore implements PortableSessionStore {
   private worker: Promise<{ id: string; connection: LockConnection }> | undefined;
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
+  private readonly deliveries: PgDeliveries;
 
   constructor(options: PgSessionStoreOptions) {
     const { url, schema } = splitSchema(options.url);
@@ -88,6 +90,7 @@ export class PgSessionStore implements PortableSessionStore {
     void this.pool.catch(() => undefined);
     this.lockUrl = url;
     this.leaderRetryMs = options.leaderRetryMs;
+    this.deliveries = new PgDeliveries(this.now);
     this.leases = new PgSessionLeases({
       url,
       namespace: this.schema ?? "public",
@@ -238,6 +241,12 @@ export class PgSessionStore implements PortableSessionStore {
       const { rows } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS free`, [this.workerLock(id)]);
       return rows[0]?.free !== true;
     });
+  }
+
+  /** Records a platform delivery id (`<channel>:<event id>`); true only for the first worker to record it. */
+  async claimDelivery(key: string): Promise<boolean> {
+    await this.migrate();
+    return this.deliveries.claim(await this.pool, key);
   }
 
   private workerLock(id: string): string {

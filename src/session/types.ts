@@ -171,6 +171,11 @@ export interface SessionStore {
   workerId?(): Promise<string>;
   /** Whether the worker `id` is still running. */
   workerAlive?(id: string): Promise<boolean>;
+  /**
+   * Records a platform's delivery id (a webhook event id, `<channel>:<id>`): true the first time
+   * any worker sharing the store records it, false for a repeat (shared stores only).
+   */
+  claimDelivery?(key: string): Promise<boolean>;
   /** Leader election for the singletons of `group` among the workers sharing this store (shared stores only). */
   leadership?(group: string): Leadership;
   /** A new relay of events between the workers sharing this store (shared stores only; the caller starts and closes it). */

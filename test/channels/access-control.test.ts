@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InProcessBus } from "../../src/bus/in-process-bus.js";
@@ -100,6 +100,27 @@ describe("pairing (no list)", () => {
     expect(file.version).toBe(1);
     expect(file.approved).toHaveLength(1);
     expect(await readdir(home.dir)).toEqual(["pairing.json"]); // no temp files left behind
+  });
+
+  it("stores on one file (gateway workers sharing a home) lose none of each other's writes", async () => {
+    const stores = [store, new PairingStore({ path: pairingStorePath(home.dir), now: () => now }), new PairingStore({ path: pairingStorePath(home.dir), now: () => now })];
+    const senders = Array.from({ length: 30 }, (_, i) => String(100 + i));
+    await Promise.all(senders.map((id, i) => stores[i % stores.length]!.requestCode({ channel: "slack", senderId: id })));
+    const { pending } = await store.list();
+    expect(pending.map((p) => p.senderId).sort()).toEqual(senders);
+    await Promise.all(pending.map((p, i) => stores[i % stores.length]!.approve(p.code)));
+    expect((await store.list()).approved.map((a) => a.senderId).sort()).toEqual(senders);
+    expect(await readdir(home.dir)).toEqual(["pairing.json"]); // the lock is gone too
+  });
+
+  it("a lock left by a process that died mid-write is taken over once it is stale", async () => {
+    const lock = `${pairingStorePath(home.dir)}.lock`;
+    await writeFile(lock, "12345");
+    const minuteAgo = new Date(Date.now() - 60_000);
+    await utimes(lock, minuteAgo, minuteAgo);
+    const { code } = await store.requestCode({ channel: "slack", senderId: "9" });
+    expect((await store.list()).pending.map((p) => p.code)).toEqual([code]);
+    expect(await readdir(home.dir)).toEqual(["pairing.json"]);
   });
 
   it("list shows pending and approved entries; bad input answers with usage", async () => {

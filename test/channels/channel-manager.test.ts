@@ -78,6 +78,39 @@ describe("ChannelManager", () => {
     expect(built.get("a")!.sent).toHaveLength(1);
   });
 
+  it("starts and stops the webhook channels and the leader's channels separately (a cluster worker)", async () => {
+    const built = new Map<string, RecordingChannel>();
+    const factory: ChannelFactory = ({ name }) => {
+      const channel = new RecordingChannel(name);
+      built.set(name, channel);
+      return channel;
+    };
+    const manager = new ChannelManager({
+      bus: new InProcessBus(),
+      home: home.dir,
+      channels: {
+        hooks: { enabled: true, type: "slack", mode: "http" },
+        socket: { enabled: true, type: "slack", mode: "socket" },
+        slack: { enabled: true },
+        tg: { enabled: true, type: "telegram" },
+      },
+      factories: { slack: factory, telegram: factory },
+    });
+    expect(await manager.startAll(undefined, "every-worker")).toEqual([{ name: "hooks", ok: true }]);
+    expect(await manager.startAll(undefined, "leader")).toEqual([
+      { name: "socket", ok: true },
+      { name: "slack", ok: true },
+      { name: "tg", ok: true },
+    ]);
+    // The leader's term ends: the webhook channel keeps serving.
+    await manager.stopAll("leader");
+    expect(manager.names()).toEqual(["hooks"]);
+    expect([...built.values()].filter((c) => c.stopped).map((c) => c.name)).toEqual(["socket", "slack", "tg"]);
+    await manager.stopAll("every-worker");
+    expect(built.get("hooks")!.stopped).toBe(true);
+    expect(manager.names()).toEqual([]);
+  });
+
   it("reports a channel config error naming the key", async () => {
     const manager = new ChannelManager({
       bus: new InProcessBus(),

@@ -151,9 +151,9 @@ postgres.describe("nanobot store migrate", () => {
     await writeJsonConfig({ url });
     const first = await nanobot(["store", "migrate"]);
     expect(first.stderr).toBe("");
-    expect(first.stdout).toMatch(/^PostgreSQL store postgres:\/\/.*: schema v2 \(applied v1, v2\)\n$/);
-    expect(await rows("SELECT version FROM nanobot_migrations ORDER BY version")).toEqual([{ version: 1 }, { version: 2 }]);
-    expect((await nanobot(["store", "migrate"])).stdout).toMatch(/schema v2 \(already up to date\)/);
+    expect(first.stdout).toMatch(/^PostgreSQL store postgres:\/\/.*: schema v3 \(applied v1, v2, v3\)\n$/);
+    expect(await rows("SELECT version FROM nanobot_migrations ORDER BY version")).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect((await nanobot(["store", "migrate"])).stdout).toMatch(/schema v3 \(already up to date\)/);
   });
 });
 

@@ -98,3 +98,25 @@ postgres.describe("writers on separate connections", () => {
     expect(await sql("SELECT id FROM turns WHERE status <> 'completed'")).toEqual([]);
   });
 });
+
+postgres.describe("platform deliveries seen by any worker", () => {
+  postgres.it("the first store to claim a delivery id wins; every other claim of it, from any store, loses", async () => {
+    const [a, b] = [open(), open()];
+    const claims = await Promise.all([a, b, a, b].map((s) => s.claimDelivery("slack:Ev1")));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await b.claimDelivery("slack:Ev2")).toBe(true);
+    expect(await a.claimDelivery("slack:Ev2")).toBe(false);
+    // Another channel's id space is its own.
+    expect(await a.claimDelivery("work-slack:Ev1")).toBe(true);
+  });
+
+  postgres.it("ids older than a day are forgotten when the next claim prunes", async () => {
+    let now = 1_000_000_000_000;
+    const store = new PgSessionStore({ url: TEST_PG_URL, schema, now: () => now });
+    opened.push(store);
+    expect(await store.claimDelivery("slack:EvOld")).toBe(true);
+    now += 25 * 60 * 60 * 1000;
+    expect(await store.claimDelivery("slack:EvNew")).toBe(true);
+    expect(await sql<{ key: string }>("SELECT key FROM channel_deliveries ORDER BY key")).toEqual([{ key: "slack:EvNew" }]);
+  });
+});

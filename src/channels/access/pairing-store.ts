@@ -1,11 +1,14 @@
 /**
  * Pairing: how an unknown direct-message sender becomes a known one without editing config.
  * The sender gets a short code; the owner approves it (`/pairing approve <code>` or
- * `nanobot pairing approve <code>`). State lives in one JSON file so the CLI and a running
- * gateway share it; every read goes to the file, every write is atomic.
+ * `nanobot pairing approve <code>`). State lives in one JSON file so the CLI and running
+ * gateways share it; every read goes to the file, every write is atomic, and a change (read,
+ * modify, write) holds a lock file, so gateway workers sharing a home lose none of each
+ * other's codes or approvals.
  */
 import { randomInt } from "node:crypto";
 import { join } from "node:path";
+import { withFileLock } from "../file-lock.js";
 import { readJsonFile, writeJsonFileAtomic } from "../json-file.js";
 import type { SenderIdentity } from "../types.js";
 
@@ -149,12 +152,14 @@ export class PairingStore {
 
   /** Serialises read-modify-write cycles within this process. */
   private mutate<T>(fn: (state: PairingState) => T): Promise<T> {
-    const run = this.chain.then(async () => {
-      const state = await this.load();
-      const result = fn(state);
-      await writeJsonFileAtomic(this.path, state);
-      return result;
-    });
+    const run = this.chain.then(() =>
+      withFileLock(this.path, async () => {
+        const state = await this.load();
+        const result = fn(state);
+        await writeJsonFileAtomic(this.path, state);
+        return result;
+      }),
+    );
     this.chain = run.catch(() => undefined);
     return run;
   }

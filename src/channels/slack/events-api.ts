@@ -4,13 +4,16 @@
  * `v0:<timestamp>:<body>` with the signing secret) and a timestamp within five minutes (a
  * replayed request is refused). `url_verification` is answered with its challenge; an event is
  * acknowledged at once (Slack retries after 3 s) and handed on; a retry of an event already
- * seen (same `event_id`) is acknowledged and dropped.
+ * seen (same `event_id`) is acknowledged and dropped. Every gateway worker of a cluster serves
+ * the path: `dedup` is then shared through the store, so a retry that reaches another worker
+ * is dropped there too.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Logger } from "../../core/logger.js";
 import type { ChannelClock } from "../clock.js";
-import { LruSet } from "../delivery/lru-set.js";
+import { MemoryDedup } from "../delivery/inbound-dedup.js";
+import type { InboundDedup } from "../delivery/inbound-dedup.js";
 import { addWebhookRoute } from "../webhook-routes.js";
 
 /** Slack's replay window. */
@@ -24,6 +27,9 @@ export interface EventsApiOptions {
   signingSecret: string;
   clock: ChannelClock;
   logger: Logger;
+  /** Recognises an `event_id` seen before (keyed `<dedupScope>:<event_id>`). */
+  dedup?: InboundDedup;
+  dedupScope?: string;
   /** One event callback's `event`; called after the request was acknowledged. */
   onEvent: (event: Record<string, unknown>) => void;
 }
@@ -34,10 +40,12 @@ export function slackSignature(signingSecret: string, timestamp: string, body: s
 }
 
 export class EventsApiReceiver {
-  private readonly seen = new LruSet(5_000);
+  private readonly dedup: InboundDedup;
   private release: (() => void) | undefined;
 
-  constructor(private readonly options: EventsApiOptions) {}
+  constructor(private readonly options: EventsApiOptions) {
+    this.dedup = options.dedup ?? new MemoryDedup(5_000);
+  }
 
   start(): void {
     this.release ??= addWebhookRoute(this.options.server, this.options.path, (req, res) => {
@@ -76,9 +84,9 @@ export class EventsApiReceiver {
     answer(res, 200, "");
     if (payload.type !== "event_callback" || typeof payload.event !== "object" || payload.event === null) return;
     const eventId = typeof payload.event_id === "string" ? payload.event_id : undefined;
-    if (eventId) {
-      if (this.seen.has(eventId)) return;
-      this.seen.add(eventId);
+    if (eventId && !(await this.dedup.firstSeen(`${this.options.dedupScope ?? "slack"}:${eventId}`))) {
+      this.options.logger.debug("slack event delivered again; dropped", { eventId, retry: header(req, "x-slack-retry-num") });
+      return;
     }
     this.options.onEvent(payload.event as Record<string, unknown>);
   }

@@ -148,6 +148,8 @@ export class SlackChannel implements Channel {
       signingSecret: this.config.signingSecret ?? "",
       clock: this.deps.clock,
       logger: this.log,
+      ...(this.deps.dedup ? { dedup: this.deps.dedup } : {}),
+      dedupScope: this.name,
       onEvent: (event) => this.onEvent(event),
     });
     this.receiver.start();
