@@ -44,7 +44,9 @@ const BENCHES: BenchEntry[] = [
   {
     name: "cluster",
     run: async (quick) => {
-      const data = await runClusterBench(quick ? CLUSTER_QUICK : CLUSTER_FULL, progress);
+      const options = quick ? CLUSTER_QUICK : CLUSTER_FULL;
+      // `--clients=200` runs only the rows of that many clients.
+      const data = await runClusterBench(clientsArg ? { ...options, clients: clientsArg } : options, progress);
       return { data, table: formatClusterBench(data) };
     },
   },
@@ -89,6 +91,12 @@ interface SavedResults {
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const clientsArg = process.argv
+  .find((a) => a.startsWith("--clients="))
+  ?.slice("--clients=".length)
+  .split(",")
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
 const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
 const results: Record<string, unknown> = {};
 process.stdout.write(`nanobot benchmarks${quick ? " (quick)" : ""} — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}\n\n`);

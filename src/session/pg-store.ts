@@ -50,6 +50,8 @@ export interface PgSessionStoreOptions {
   tokenCounter?: MessageTokenCounter;
   /** Heartbeat of the connections holding session leases (default 5 s). */
   leaseHeartbeatMs?: number;
+  /** Connections holding session leases at once, one per running turn (default 20); past it turns wait in order. */
+  maxLeaseConnections?: number;
   /** Time between a follower's tries for leadership (default 2 s). */
   leaderRetryMs?: number;
 }
@@ -90,6 +92,7 @@ export class PgSessionStore implements PortableSessionStore {
       url,
       namespace: this.schema ?? "public",
       heartbeatMs: options.leaseHeartbeatMs,
+      maxConnections: options.maxLeaseConnections,
       cancel: async (pid) => void (await (await this.pool).query("SELECT pg_cancel_backend($1)", [pid])),
     });
   }
@@ -215,6 +218,11 @@ export class PgSessionStore implements PortableSessionStore {
 
   leaseSession(sessionKey: string, signal?: AbortSignal): Promise<SessionLease> {
     return this.leases.acquire(sessionKey, signal);
+  }
+
+  /** Lease connections in use by this worker, and leases waiting for one at the cap. */
+  leaseConnectionUse(): { inUse: number; queued: number } {
+    return this.leases.connectionUse();
   }
 
   workerId(): Promise<string> {
