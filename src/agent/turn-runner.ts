@@ -12,7 +12,7 @@ import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
-import { TurnNotResumableError } from "../session/types.js";
+import { MessageNotStoredError, TurnNotResumableError } from "../session/types.js";
 import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
@@ -237,9 +237,15 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   return { reply, timings: timer.timings };
 }
 
-async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle> {
+/** The reopened turn, or undefined when its message was never stored: the turn then begins as new, with that message id. */
+async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle | undefined> {
   if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
-  return store.reopenInterruptedTurn(sessionKey, messageId);
+  try {
+    return await store.reopenInterruptedTurn(sessionKey, messageId);
+  } catch (error) {
+    if (error instanceof MessageNotStoredError) return undefined;
+    throw error;
+  }
 }
 
 function zeroUsage(): Usage {

@@ -18,7 +18,7 @@ import { rowToMessage } from "./rows.js";
 import type { TurnRow } from "./sqlite-queries.js";
 import { EXTERNAL_RESULT_MISSING, checkpointMessages } from "./sqlite-turns.js";
 import { titleFromMessage } from "./title.js";
-import { SessionStoreError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
+import { MessageNotStoredError, SessionStoreError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface PgTurnOps {
@@ -217,6 +217,7 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
   const { q } = ops;
   const thread = await q.currentThread(sessionKey);
   const message = await q.messageRow(userMessageId);
+  if (!message) throw new MessageNotStoredError(`message ${userMessageId} of ${sessionKey} was never stored`);
   const dead = message?.turn_id ? await q.one<TurnRow>("SELECT * FROM turns WHERE id = $1", [message.turn_id]) : undefined;
   if (!message || message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
     throw new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
