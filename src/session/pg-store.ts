@@ -225,14 +225,30 @@ export class PgSessionStore implements PortableSessionStore {
     return this.leases.connectionUse();
   }
 
-  workerId(): Promise<string> {
-    this.worker ??= (async () => {
-      const id = randomUUID();
-      const connection = await LockConnection.open({ url: this.lockUrl });
+  /**
+   * This worker's id in Idempotency-Key records, alive while its lock is held. When that lock's
+   * connection broke (a network cut, a database restart) the worker takes a new id: the old one
+   * is dead for everyone, so requests recorded under it can be resumed by any worker.
+   */
+  async workerId(): Promise<string> {
+    const seen = this.worker;
+    const current = await seen?.catch(() => undefined);
+    if (current?.connection.healthy) return current.id;
+    // Broken, failed or never taken: one caller registers anew, the others wait for it.
+    if (this.worker === seen) this.worker = this.registerWorker();
+    return (await this.worker!).id;
+  }
+
+  private async registerWorker(): Promise<{ id: string; connection: LockConnection }> {
+    const id = randomUUID();
+    const connection = await LockConnection.open({ url: this.lockUrl });
+    try {
       await connection.lock(this.workerLock(id));
-      return { id, connection };
-    })();
-    return this.worker.then((w) => w.id);
+    } catch (error) {
+      await connection.end();
+      throw error;
+    }
+    return { id, connection };
   }
 
   /** A worker is alive while its lock connection holds its lock. */

@@ -211,3 +211,18 @@ export class TurnNotResumableError extends SessionStoreError {
 export class MessageNotStoredError extends TurnNotResumableError {
   override readonly code: string = "message_not_stored";
 }
+
+/**
+ * The turn a caller asked to resume was not interrupted: it completed (its worker died, or lost
+ * the store, after saving the answer but before the caller heard it). `answer` is that answer.
+ */
+export class TurnAlreadyAnsweredError extends TurnNotResumableError {
+  override readonly code: string = "turn_already_answered";
+  constructor(
+    message: string,
+    readonly turnId: string,
+    readonly answer: string,
+  ) {
+    super(message);
+  }
+}

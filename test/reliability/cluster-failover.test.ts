@@ -7,8 +7,10 @@
  * exactly once, and no turn is left open. One worker exports OTLP traces to a collector
  * stand-in: a traced turn shows its model and tool spans.
  *
- * Scale: NANOBOT_FAILOVER_SESSIONS × NANOBOT_FAILOVER_TURNS (default 200 × 20, the issue's
- * figure); `npm run bench -- --only=cluster-failover` runs the same with its figures.
+ * Scale: NANOBOT_FAILOVER_SESSIONS × NANOBOT_FAILOVER_TURNS, default 60 × 10 (about a minute
+ * here). The issue's 200 × 20 took 6 minutes on the shared 2-core machine (load ~17), too long
+ * for every CI run: `npm run bench -- --only=cluster-failover` runs it and reports its figures
+ * (bench/README.md); `NANOBOT_FAILOVER_SESSIONS=200 NANOBOT_FAILOVER_TURNS=20` runs it here.
  */
 import { afterEach, expect, it } from "vitest";
 import { Cluster, runClients } from "./cluster/harness.js";
@@ -19,8 +21,8 @@ import { needsPostgres } from "../support/postgres.js";
 
 const postgres = await needsPostgres();
 
-const SESSIONS = Number(process.env["NANOBOT_FAILOVER_SESSIONS"] ?? 200);
-const TURNS = Number(process.env["NANOBOT_FAILOVER_TURNS"] ?? 20);
+const SESSIONS = Number(process.env["NANOBOT_FAILOVER_SESSIONS"] ?? 60);
+const TURNS = Number(process.env["NANOBOT_FAILOVER_TURNS"] ?? 10);
 
 let cluster: Cluster | undefined;
 let collector: Collector | undefined;

@@ -119,7 +119,7 @@ export interface ClientFigures {
   failedAttempts: number;
   /** Turns never answered, with the last error. */
   unanswered: string[];
-  /** Failed attempts by reason (first 80 characters), for the report. */
+  /** Failed attempts by reason (status and the start of the error message), for the report. */
   reasons: Record<string, number>;
   wallMs: number;
   latenciesMs: number[];
@@ -170,7 +170,7 @@ export async function runClients(cluster: Cluster, options: LoadOptions): Promis
         last = `${worker.name}: ${(error as Error).message}${cause ? ` (${cause.code ?? cause.message ?? ""})` : ""}`;
       }
       figures.failedAttempts++;
-      const reason = last.replace(/ from [a-z]:|^[a-z]: /, "").slice(0, 80);
+      const reason = last.replace(/ from [a-z]:|^[a-z]: /, "").replace(/^HTTP (\d+) .*"message":"(?:The turn failed inside nanobot, not at the model provider: )?([^"]{0,90}).*$/, "HTTP $1 $2");
       figures.reasons[reason] = (figures.reasons[reason] ?? 0) + 1;
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
