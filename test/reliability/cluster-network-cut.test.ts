@@ -8,7 +8,7 @@
  * restart (one of them leads again).
  */
 import pg from "pg";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect } from "vitest";
 import { Cluster, runClients } from "./cluster/harness.js";
 import { checkStore } from "./cluster/store-check.js";
 import { startTcpProxy } from "./cluster/tcp-proxy.js";
@@ -79,6 +79,7 @@ postgres.it(`every connection to PostgreSQL dropped mid-turn, twice: ${SESSIONS}
       `${figures.answered} answered in ${(figures.wallMs / 1000).toFixed(1)} s, ${figures.retried} turns retried (${figures.failedAttempts} failed requests: ${JSON.stringify(figures.reasons)}); ` +
       `store: ${stored.lost} lost, ${stored.duplicated} duplicated, ${stored.unanswered} unanswered, ${stored.answeredTwice} answered twice, ${stored.openTurns} open turns`,
   );
+  expect(c.alive().map((w) => w.name), c.stderr()).toEqual(["a", "b"]);
   expect(cuts).toHaveLength(2);
   expect(figures.unanswered, c.stderr()).toEqual([]);
   expect(stored.problems).toEqual([]);

@@ -84,7 +84,9 @@ export class Cluster {
     return worker;
   }
 
+  /** Workers not killed and still running (one that crashed counts as dead). */
   alive(): ClusterWorker[] {
+    for (const w of this.workers) if (w.proc.child.exitCode !== null || w.proc.child.signalCode !== null) w.dead = true;
     return this.workers.filter((w) => !w.dead);
   }
 
@@ -147,6 +149,10 @@ export async function runClients(cluster: Cluster, options: LoadOptions): Promis
     let last = "";
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const alive = cluster.alive();
+      if (alive.length === 0) {
+        last = "no worker left running";
+        break;
+      }
       const worker = alive[(s + attempt) % alive.length]!;
       try {
         const res = await fetch(`${worker.url}/v1/chat/completions`, {
