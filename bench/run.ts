@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatAgentTurnPrepBench, runAgentTurnPrepBench } from "./agent-turn-prep.js";
 import { CLUSTER_FULL, CLUSTER_QUICK, formatClusterBench, runClusterBench } from "./cluster-bench.js";
+import { FAILOVER_FULL, FAILOVER_QUICK, formatFailoverBench, runFailoverBench } from "./cluster-failover-bench.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
 import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
 import { LONG_FULL, LONG_QUICK, formatLongSessionBench, runLongSessionBench } from "./long-session.js";
@@ -48,6 +49,14 @@ const BENCHES: BenchEntry[] = [
       // `--clients=200` runs only the rows of that many clients.
       const data = await runClusterBench(clientsArg ? { ...options, clients: clientsArg } : options, progress);
       return { data, table: formatClusterBench(data) };
+    },
+  },
+  {
+    // Needs the built CLI (`npm run build`) and the local PostgreSQL.
+    name: "cluster-failover",
+    run: async (quick) => {
+      const data = await runFailoverBench(quick ? FAILOVER_QUICK : FAILOVER_FULL, progress);
+      return { data, table: formatFailoverBench(data) };
     },
   },
   {

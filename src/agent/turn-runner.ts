@@ -12,6 +12,7 @@ import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
+import { isConnectionError } from "../session/pg-db.js";
 import { MessageNotStoredError, TurnAlreadyAnsweredError, TurnNotResumableError } from "../session/types.js";
 import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
@@ -212,6 +213,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   slot.give();
+  // Stopped because the session's lease was lost: not this worker's turn to close any more; the
+  // next holder of the lease closes it as interrupted (the caller's retry resumes it).
+  if (outcome.result.stopReason === "aborted" && isConnectionError(job.signal.reason)) throw job.signal.reason;
   await timer.stage("save", async () => {
     const prev = (restored.metadata?.usage ?? {}) as Partial<Usage>;
     // The usage totals are written with the turn's closing, in one transaction.

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNanobot } from "../../support/nanobot-cli.js";
 import type { RunningNanobot } from "../../support/nanobot-cli.js";
-import { TEST_PG_URL, dropSchemas, uniqueSchema } from "../../support/postgres.js";
+import { TEST_PG_URL, dropSchema, uniqueSchema } from "./pg.js";
 import { answerFor, startEchoLLM } from "./echo-llm.js";
 import type { EchoLLM } from "./echo-llm.js";
 
@@ -104,7 +104,7 @@ export class Cluster {
   async stop(): Promise<void> {
     for (const w of this.workers) await w.proc.stop();
     await this.llm.close();
-    await dropSchemas([this.schema]);
+    await dropSchema(this.schema);
     await rm(this.root, { recursive: true, force: true });
   }
 }

@@ -7,7 +7,7 @@ import pg from "pg";
 import { textOf } from "../../../src/core/message-helpers.js";
 import type { Message } from "../../../src/core/messages.js";
 import { PgSessionStore, historyProblems } from "../../../src/session/index.js";
-import { TEST_PG_URL } from "../../support/postgres.js";
+import { TEST_PG_URL } from "./pg.js";
 import { coreProblems } from "../legality.js";
 import { answerFor } from "./echo-llm.js";
 import { question, sessionId } from "./harness.js";
