@@ -3,7 +3,7 @@
  * `nanobot gateway` workers on one PostgreSQL serve 200 sessions × 20 turns while one worker is
  * SIGKILLed halfway; clients retry failed requests with the same Idempotency-Key on another
  * worker. The same harness as test/reliability/cluster-failover.test.ts (which runs a smaller
- * default); here the figures are reported, and the store checks' counts must all be 0.
+ * default); here the figures are reported (bench/README.md), and the store checks' counts must all be 0.
  */
 import { Cluster, runClients } from "../test/reliability/cluster/harness.js";
 import { checkStore } from "../test/reliability/cluster/store-check.js";

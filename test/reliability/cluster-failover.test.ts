@@ -7,8 +7,8 @@
  * exactly once, and no turn is left open. One worker exports OTLP traces to a collector
  * stand-in: a traced turn shows its model and tool spans.
  *
- * Scale: NANOBOT_FAILOVER_SESSIONS × NANOBOT_FAILOVER_TURNS, default 60 × 10 (about a minute
- * here). The issue's 200 × 20 took 6 minutes on the shared 2-core machine (load ~17), too long
+ * Scale: NANOBOT_FAILOVER_SESSIONS × NANOBOT_FAILOVER_TURNS, default 60 × 10 (12–30 s
+ * here). The issue's 200 × 20 took 70 s at load ~4 but 6 minutes at load ~17 on the shared 2-core machine, too long
  * for every CI run: `npm run bench -- --only=cluster-failover` runs it and reports its figures
  * (bench/README.md); `NANOBOT_FAILOVER_SESSIONS=200 NANOBOT_FAILOVER_TURNS=20` runs it here.
  */
