@@ -19,6 +19,8 @@ import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "
 import { percentile, table } from "./support/stats.js";
 
 const GATE = 3;
+/** `store.maxLeaseConnections` of the PostgreSQL workers. */
+const MAX_LEASE_CONNECTIONS = 16;
 const ADMIN_URL = process.env["NANOBOT_BENCH_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 export interface ClusterBenchOptions {
@@ -135,10 +137,11 @@ export async function runClusterBench(options: ClusterBenchOptions, log: (line: 
   const rows: ClusterRow[] = [];
   const errors: string[] = [];
   const configPath = join(dir, "config.json");
-  writeFileSync(
-    configPath,
-    JSON.stringify({ providers: { custom: { apiBase: fake.baseURL, apiKey: "bench" } }, agents: { defaults: { model: "custom/bench-chat", workspace: join(dir, "workspace") } } }),
-  );
+  const config = { providers: { custom: { apiBase: fake.baseURL, apiKey: "bench" } }, agents: { defaults: { model: "custom/bench-chat", workspace: join(dir, "workspace") } } };
+  writeFileSync(configPath, JSON.stringify(config));
+  // Three workers × (16 lease + 10 pool + 2) connections stay under PostgreSQL's default 100.
+  const pgConfigPath = join(dir, "config-pg.json");
+  writeFileSync(pgConfigPath, JSON.stringify({ ...config, store: { maxLeaseConnections: MAX_LEASE_CONNECTIONS } }));
   const base: NodeJS.ProcessEnv = { ...process.env, HOME: dir, NANOBOT_CONFIG: configPath, NO_COLOR: "1" };
   delete base["NANOBOT_STORE_URL"];
   const attempt = async (what: string, fn: () => Promise<ClusterRow>): Promise<void> => {
@@ -160,7 +163,7 @@ export async function runClusterBench(options: ClusterBenchOptions, log: (line: 
         await attempt(`PostgreSQL, ${workers} worker(s), ${clients} clients × ${turns} turns`, async () => {
           const db = await scratchDatabase();
           try {
-            return await measure("PostgreSQL", workers, clients, turns, { ...base, NANOBOT_STORE_URL: db.url }, dir, `pg-${workers}-${clients}`);
+            return await measure("PostgreSQL", workers, clients, turns, { ...base, NANOBOT_CONFIG: pgConfigPath, NANOBOT_STORE_URL: db.url }, dir, `pg-${workers}-${clients}`);
           } finally {
             await db.drop();
           }
@@ -190,5 +193,5 @@ export function formatClusterBench({ rows, errors }: ClusterBenchResult): string
       r.p99Ms.toFixed(1),
       r.cpuMsPerRequest.toFixed(1),
     ]),
-  )}\n(each client one session, its turns one after another, client c → worker c mod N; the fake LLM answers ${LLM_DELAY_MS} ms after a request\n arrives; ideal = min(clients, ${GATE} × workers) / ${LLM_DELAY_MS} ms (each worker lets ${GATE} turns talk to the model at once);\n −50ms = latency − ${LLM_DELAY_MS} ms, mostly the gates' queues; CPU ms/req = all workers' user+system CPU per request)\n${failed}`;
+  )}\n(each client one session, its turns one after another, client c → worker c mod N; the fake LLM answers ${LLM_DELAY_MS} ms after a request\n arrives; ideal = min(clients, ${GATE} × workers) / ${LLM_DELAY_MS} ms (each worker lets ${GATE} turns talk to the model at once);\n −50ms = latency − ${LLM_DELAY_MS} ms, mostly the gates' queues; CPU ms/req = all workers' user+system CPU per request;\n PostgreSQL workers run with store.maxLeaseConnections ${MAX_LEASE_CONNECTIONS})\n${failed}`;
 }

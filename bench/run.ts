@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { formatAgentTurnPrepBench, runAgentTurnPrepBench } from "./agent-turn-prep.js";
 import { CLUSTER_FULL, CLUSTER_QUICK, formatClusterBench, runClusterBench } from "./cluster-bench.js";
+import { FAILOVER_FULL, FAILOVER_QUICK, formatFailoverBench, runFailoverBench } from "./cluster-failover-bench.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
 import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
 import { LONG_FULL, LONG_QUICK, formatLongSessionBench, runLongSessionBench } from "./long-session.js";
@@ -44,8 +45,18 @@ const BENCHES: BenchEntry[] = [
   {
     name: "cluster",
     run: async (quick) => {
-      const data = await runClusterBench(quick ? CLUSTER_QUICK : CLUSTER_FULL, progress);
+      const options = quick ? CLUSTER_QUICK : CLUSTER_FULL;
+      // `--clients=200` runs only the rows of that many clients.
+      const data = await runClusterBench(clientsArg ? { ...options, clients: clientsArg } : options, progress);
       return { data, table: formatClusterBench(data) };
+    },
+  },
+  {
+    // Needs the built CLI (`npm run build`) and the local PostgreSQL.
+    name: "cluster-failover",
+    run: async (quick) => {
+      const data = await runFailoverBench(quick ? FAILOVER_QUICK : FAILOVER_FULL, progress);
+      return { data, table: formatFailoverBench(data) };
     },
   },
   {
@@ -89,6 +100,12 @@ interface SavedResults {
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const clientsArg = process.argv
+  .find((a) => a.startsWith("--clients="))
+  ?.slice("--clients=".length)
+  .split(",")
+  .map(Number)
+  .filter((n) => Number.isInteger(n) && n > 0);
 const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown", memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version };
 const results: Record<string, unknown> = {};
 process.stdout.write(`nanobot benchmarks${quick ? " (quick)" : ""} — ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}\n\n`);

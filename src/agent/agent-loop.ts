@@ -32,7 +32,7 @@ import { abortedReply, SessionLanes } from "./session-lanes.js";
 import type { Lane, WorkItem } from "./session-lanes.js";
 import { SubagentManager, subagentNotice } from "./subagents.js";
 import type { SubagentResult } from "./subagents.js";
-import { settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
+import { interruptedTurnReply, settleThrownTurn, thrownTurnReply } from "./turn-failure.js";
 import { TurnObservers } from "./turn-observers.js";
 import { runTurnStages } from "./turn-runner.js";
 import { recordTurnReply, withTurnSpan } from "./turn-span.js";
@@ -395,6 +395,9 @@ export class AgentLoop implements TurnProcessor {
       // so the round is queued before any message that answers this reply.
       await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
     } catch (error) {
+      // Cut off from the store: the turn stays for the next lease holder to close (turn-failure.ts).
+      const cut = interruptedTurnReply(item.sessionKey, error, lease?.lost.aborted === true, begunTurnId);
+      if (cut) return void (recordTurnReply(span, cut), item.resolve(cut), this.observers.completed(item.request, cut, takenUp));
       // A stage threw: close what the turn left open and answer with an error reply, never a rejection.
       const stopped = isAbortError(error) || abort.signal.aborted;
       await settleThrownTurn(this.runtime, { sessionKey: item.sessionKey, request: item.request, turnId: begunTurnId, error, stopped });

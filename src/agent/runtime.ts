@@ -145,7 +145,7 @@ export class Runtime {
       const location = storeLocation({ url: this.config.store?.url, env: this.env, home: this.home });
       const listeners = this.storeListeners;
       const tokenCounter = this.storedTokenCounter();
-      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger, tokenCounter }), (op, ms, ok) => {
+      this.storeInstance = timedStore(openSessionStore(location, { logger: this.logger, tokenCounter, maxLeaseConnections: this.config.store?.maxLeaseConnections }), (op, ms, ok) => {
         for (const listener of listeners) listener(op, ms, ok);
       });
     }

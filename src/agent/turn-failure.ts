@@ -5,6 +5,7 @@
  * reply the caller gets instead, the same shape as a turn the engine ended with an error.
  */
 import { AbortedError, ConfigError, errorMessage, isAbortError, ProviderError } from "../core/errors.js";
+import { isConnectionError } from "../session/pg-db.js";
 import { parseCommand } from "./commands/registry.js";
 import type { Runtime } from "./runtime.js";
 import { closeThrownTurn } from "./session-turn.js";
@@ -48,6 +49,17 @@ export async function settleThrownTurn(runtime: Runtime, turn: ThrownTurn): Prom
   } catch (error) {
     runtime.logger.error("could not close the failed turn", { sessionKey: turn.sessionKey, error: errorMessage(error), cause: errorMessage(turn.error) });
   }
+}
+
+/**
+ * A turn cut off by the loss of its store (`lostLease`: its lease connection broke; or the error
+ * is a connection failure): not closed here, as this worker may no longer own the session; the
+ * next lease holder closes it as interrupted. The reply says so (`interrupted`).
+ */
+export function interruptedTurnReply(sessionKey: string, error: unknown, lostLease: boolean, turnId: string | undefined): TurnReply | undefined {
+  if (!lostLease && !isConnectionError(error)) return undefined;
+  const reason = lostLease ? "this worker lost the session's lease (its connection to PostgreSQL broke)" : `the session store is unreachable (${errorMessage(error).split("\n")[0]})`;
+  return { ...thrownTurnReply(sessionKey, new Error(`interrupted: ${reason}`), turnId ? { turnId } : {}), stopReason: "aborted", interrupted: true };
 }
 
 /** The reply a caller gets for a turn that threw: `stopReason: "error"` and a one-line reason. */

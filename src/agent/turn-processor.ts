@@ -88,6 +88,12 @@ export interface TurnReply {
   externalToolCalls?: ToolCallPart[];
   /** Tool calls made and failed, per tool (for `/metrics`). */
   toolTally?: ToolTally;
+  /**
+   * The turn was cut off by the loss of the session store (its lease connection broke, or the
+   * store became unreachable) and left for the next holder of the session's lease to close as
+   * interrupted: the same request may resume it (an Idempotency-Key's retry does).
+   */
+  interrupted?: true;
 }
 
 /** A turn's clock, ms: waiting for the concurrency gate, inside model calls, and per stage. */

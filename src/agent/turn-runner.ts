@@ -12,7 +12,8 @@ import type { Message, Usage } from "../core/messages.js";
 import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
-import { TurnNotResumableError } from "../session/types.js";
+import { isConnectionError } from "../session/pg-db.js";
+import { MessageNotStoredError, TurnAlreadyAnsweredError, TurnNotResumableError } from "../session/types.js";
 import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
@@ -96,7 +97,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     if (command) return { profile, history: [] as Message[], metadata, reopened: undefined };
     if (metadata) await store.recoverDanglingTurns(sessionKey);
     // Before the history is read: reopening takes the interrupted turn's marker off it.
-    const reopened = reopening ? await reopenTurn(store, sessionKey, reopening) : undefined;
+    const reopen = reopening ? await reopenTurn(store, sessionKey, reopening) : undefined;
+    if (reopen && "answered" in reopen) return { profile, history: [] as Message[], metadata, reopened: undefined, answered: reopen.answered };
+    const reopened = reopen;
     const estimator = sharedTokenEstimator(profile.modelRef);
     const budget = historyBudget(profile);
     const tokenBudget = Math.ceil(budget * RESTORE_HEADROOM);
@@ -108,6 +111,10 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     return { profile, history, metadata, reopened };
   });
   const { profile } = restored;
+  if ("answered" in restored && restored.answered) {
+    const { turnId, answer } = restored.answered;
+    return { reply: { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), turnId }, timings: timer.timings };
+  }
   // A reopened turn is pending from here on: a later stage that throws must close it.
   if (restored.reopened) job.onTurnBegun?.(restored.reopened.turnId);
 
@@ -206,6 +213,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   });
 
   slot.give();
+  // Stopped because the session's lease was lost: not this worker's turn to close any more; the
+  // next holder of the lease closes it as interrupted (the caller's retry resumes it).
+  if (outcome.result.stopReason === "aborted" && isConnectionError(job.signal.reason)) throw job.signal.reason;
   await timer.stage("save", async () => {
     const prev = (restored.metadata?.usage ?? {}) as Partial<Usage>;
     // The usage totals are written with the turn's closing, in one transaction.
@@ -237,9 +247,19 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   return { reply, timings: timer.timings };
 }
 
-async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle> {
+/**
+ * The reopened turn; undefined when its message was never stored (the turn then begins as new,
+ * with that message id); `answered` when the turn had completed (its answer is the reply).
+ */
+async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle | { answered: TurnAlreadyAnsweredError } | undefined> {
   if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
-  return store.reopenInterruptedTurn(sessionKey, messageId);
+  try {
+    return await store.reopenInterruptedTurn(sessionKey, messageId);
+  } catch (error) {
+    if (error instanceof MessageNotStoredError) return undefined;
+    if (error instanceof TurnAlreadyAnsweredError) return { answered: error };
+    throw error;
+  }
 }
 
 function zeroUsage(): Usage {

@@ -113,6 +113,9 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   checkRequiredEnv(config, opts);
   checkModelPresets(config, opts.file);
   warnings.push(...semanticWarnings(config, opts.file));
+  if (config.store?.maxLeaseConnections !== undefined && !config.store.url && !opts.env["NANOBOT_STORE_URL"]?.trim()) {
+    warnings.push(`${opts.file}: store.maxLeaseConnections applies to a PostgreSQL store only (no store.url or NANOBOT_STORE_URL: SQLite); ignored`);
+  }
   return { config, warnings, envProviders };
 }
 

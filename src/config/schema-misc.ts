@@ -75,6 +75,13 @@ export const storeSchema = z.strictObject({
     .refine((value) => /^postgres(ql)?:\/\/\S+$/i.test(value.trim()), { error: "expected a postgres:// URL (or no store.url for SQLite)" })
     .optional()
     .describe("postgres://user:password@host:5432/database; absent = SQLite <home>/state.db (env NANOBOT_STORE_URL wins)"),
+  maxLeaseConnections: z
+    .number({ error: "expected a whole number of connections, 1 or more" })
+    .int({ error: "expected a whole number of connections, 1 or more" })
+    .min(1, { error: "expected a whole number of connections, 1 or more (each running turn holds one for its session lease)" })
+    .max(10_000, { error: "expected at most 10000 connections (PostgreSQL's max_connections bounds them anyway)" })
+    .optional()
+    .describe("PostgreSQL store: connections holding session leases at once, one per running turn (default 16); past it turns wait in arrival order"),
 });
 
 /** The Python nanobot's OpenAI-compatible API server block (`nanobot serve`). */

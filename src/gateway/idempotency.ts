@@ -124,6 +124,12 @@ export class IdempotentRequests {
         await this.save(sessionKey, key, undefined);
         throw err;
       });
+      if (finished.reply.interrupted) {
+        // Cut off from the store: not answered; a retry with this key (on any worker) resumes it.
+        const { owner: _owner, ...resumable } = running;
+        await this.save(sessionKey, key, { ...resumable, at: this.now() }).catch(() => undefined);
+        return { ...finished, replayed: false };
+      }
       await this.save(sessionKey, key, { ...running, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
       return { ...finished, replayed: false };
     } finally {

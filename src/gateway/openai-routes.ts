@@ -108,6 +108,9 @@ async function completeOnce(c: Context, deps: GatewayDeps, meta: CompletionMeta,
  * that says so, so the client does not blame (or retry against) the model.
  */
 function throwIfFailed(reply: TurnReply): void {
+  if (reply.interrupted) {
+    throw new ApiError(503, `The turn was interrupted: ${reply.error ?? "the session store was lost"}. Its message is kept: send the request again with the same Idempotency-Key to resume it.`, "server_error", "interrupted");
+  }
   if (reply.error !== undefined || reply.stopReason === "error") {
     const reason = reply.error ?? "unknown error";
     switch (reply.errorKind) {

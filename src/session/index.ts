@@ -13,7 +13,7 @@ export type {
   TurnInfo,
   TurnStatus,
 } from "./types.js";
-export { SessionStoreError, TurnNotResumableError } from "./types.js";
+export { MessageNotStoredError, SessionStoreError, TurnAlreadyAnsweredError, TurnNotResumableError } from "./types.js";
 export { SqliteSessionStore } from "./sqlite-store.js";
 export type { SqliteSessionStoreOptions } from "./sqlite-store.js";
 export type { RetryPolicy } from "./sqlite-db.js";

@@ -33,10 +33,17 @@ export function parseStoreLocation(text: string, cwd: string): StoreLocation {
   return { kind: "sqlite", path: resolve(cwd, text) };
 }
 
-export function openSessionStore(location: StoreLocation, options: { logger?: Logger; tokenCounter?: MessageTokenCounter } = {}): PortableSessionStore {
-  const { logger, tokenCounter } = options;
+export interface OpenStoreOptions {
+  logger?: Logger;
+  tokenCounter?: MessageTokenCounter;
+  /** `store.maxLeaseConnections` (PostgreSQL only). */
+  maxLeaseConnections?: number;
+}
+
+export function openSessionStore(location: StoreLocation, options: OpenStoreOptions = {}): PortableSessionStore {
+  const { logger, tokenCounter, maxLeaseConnections } = options;
   return location.kind === "postgres"
-    ? new PgSessionStore({ url: location.url, logger, tokenCounter })
+    ? new PgSessionStore({ url: location.url, logger, tokenCounter, ...(maxLeaseConnections !== undefined ? { maxLeaseConnections } : {}) })
     : new SqliteSessionStore({ path: location.path, logger, tokenCounter });
 }
 

@@ -71,6 +71,19 @@ export function isRetryableError(error: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
+/**
+ * The connection to PostgreSQL failed (refused, reset, cut, the server went away), as opposed
+ * to a statement the server refused: what a network cut or a database restart looks like.
+ */
+export function isConnectionError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === "object" && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if (typeof code === "string" && (/^08/.test(code) || ["57P01", "57P02", "57P03", "53300", "ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code))) return true;
+    if (typeof message === "string" && /Connection terminated|connection error|timeout exceeded when trying to connect|the lock connection to PostgreSQL broke|lost the session lease/i.test(message)) return true;
+  }
+  return false;
+}
+
 /** Waits for the session's write lock; it is released when the transaction ends. */
 export async function lockSession(client: Queryable, sessionKey: string): Promise<void> {
   await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`nanobot:session:${sessionKey}`]);
@@ -104,6 +117,12 @@ async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: PoolC
   const client = await pool.connect();
   // A connection whose state is unknown (an error outside `fn`, a failed rollback) is not reused.
   let broken = true;
+  // The pool listens for errors on idle clients only: a checked-out client whose socket breaks
+  // (a network cut) would otherwise crash the process. Its query fails with the error anyway.
+  const onError = (): void => {
+    broken = true;
+  };
+  client.on("error", onError);
   try {
     await client.query(begin);
     let result: T;
@@ -118,6 +137,7 @@ async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: PoolC
     broken = false;
     return result;
   } finally {
+    client.removeListener("error", onError);
     client.release(broken);
   }
 }

@@ -6,11 +6,10 @@
  * loses the lease with its connection — no expiry to tune, no clock to trust.
  */
 import { AbortedError } from "../core/errors.js";
-import { LockConnection, isQueryCanceled } from "./pg-lock-connection.js";
+import { isQueryCanceled } from "./pg-lock-connection.js";
+import type { LockConnection } from "./pg-lock-connection.js";
+import { DEFAULT_MAX_LEASE_CONNECTIONS, LockConnectionPool } from "./pg-lock-pool.js";
 import type { SessionLease } from "./types.js";
-
-/** Idle lock connections kept for the next lease. */
-const KEEP_IDLE = 4;
 
 export interface PgSessionLeasesOptions {
   url: string;
@@ -19,16 +18,25 @@ export interface PgSessionLeasesOptions {
   /** Cancels a lock wait running on the server process `pid` (through another connection). */
   cancel: (pid: number) => Promise<void>;
   heartbeatMs?: number;
+  /** Lock connections open at once (one per running turn); past it leases wait in order (default 16). */
+  maxConnections?: number;
 }
 
 export class PgSessionLeases {
   /** Sessions whose lease this process holds (or waits for), with their in-process queue tail. */
   private readonly tails = new Map<string, Promise<void>>();
   private readonly held = new Set<string>();
-  private idle: LockConnection[] = [];
+  private readonly connections: LockConnectionPool;
   private closed = false;
 
-  constructor(private readonly options: PgSessionLeasesOptions) {}
+  constructor(private readonly options: PgSessionLeasesOptions) {
+    this.connections = new LockConnectionPool({ url: options.url, max: options.maxConnections ?? DEFAULT_MAX_LEASE_CONNECTIONS, heartbeatMs: options.heartbeatMs });
+  }
+
+  /** Lease connections in use, and leases waiting because all of them are. */
+  connectionUse(): { inUse: number; queued: number } {
+    return { inUse: this.connections.inUse, queued: this.connections.queued };
+  }
 
   /** The advisory lock name of a session's lease. */
   lockName(sessionKey: string): string {
@@ -83,19 +91,18 @@ export class PgSessionLeases {
 
   async close(): Promise<void> {
     this.closed = true;
-    const idle = this.idle.splice(0);
-    await Promise.all(idle.map((c) => c.end()));
+    await this.connections.close();
   }
 
   private async lockOn(name: string, signal: AbortSignal | undefined): Promise<LockConnection> {
     signal?.throwIfAborted();
-    const connection = this.idle.pop() ?? (await LockConnection.open({ url: this.options.url, heartbeatMs: this.options.heartbeatMs }));
+    const connection = await this.connections.take(signal);
     const cancel = (): void => void this.options.cancel(connection.pid).catch(() => undefined);
     signal?.addEventListener("abort", cancel, { once: true });
     try {
       await connection.lock(name);
     } catch (error) {
-      this.checkIn(connection);
+      this.connections.give(connection);
       if (isQueryCanceled(error) && signal?.aborted) throw new AbortedError("stopped while waiting for the session lease");
       throw error;
     } finally {
@@ -110,19 +117,16 @@ export class PgSessionLeases {
   }
 
   private async unlockOn(connection: LockConnection, name: string): Promise<void> {
-    if (!connection.healthy) return;
-    try {
-      await connection.unlock(name);
-      this.checkIn(connection);
-    } catch {
-      // Ending the connection releases whatever it still holds.
-      await connection.end();
+    if (connection.healthy) {
+      try {
+        await connection.unlock(name);
+      } catch {
+        // Ending the connection releases whatever it still holds.
+        await connection.end();
+      }
     }
-  }
-
-  private checkIn(connection: LockConnection): void {
-    if (connection.healthy && !this.closed && this.idle.length < KEEP_IDLE) this.idle.push(connection);
-    else void connection.end();
+    // A broken one is ended and replaced for the next lease waiting at the cap.
+    this.connections.give(connection);
   }
 }
 

@@ -119,6 +119,9 @@ export async function migratePg(
   const latest = migrations[migrations.length - 1]?.version ?? 0;
   const client = await pool.connect();
   let ok = false;
+  // A checked-out client has no error listener of the pool's: a broken socket must not crash the process.
+  const onError = (): void => undefined;
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
@@ -145,6 +148,7 @@ export async function migratePg(
     return { applied, version: Math.max(current, latest) };
   } finally {
     if (!ok) await client.query("ROLLBACK").catch(() => undefined);
-    client.release();
+    client.removeListener("error", onError);
+    client.release(!ok);
   }
 }

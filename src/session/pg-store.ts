@@ -53,6 +53,8 @@ export interface PgSessionStoreOptions {
   tokenCounter?: MessageTokenCounter;
   /** Heartbeat of the connections holding session leases (default 5 s). */
   leaseHeartbeatMs?: number;
+  /** Connections holding session leases at once, one per running turn (default 16); past it turns wait in order. */
+  maxLeaseConnections?: number;
   /** Time between a follower's tries for leadership (default 2 s). */
   leaderRetryMs?: number;
 }
@@ -95,6 +97,7 @@ export class PgSessionStore implements PortableSessionStore {
       url,
       namespace: this.schema ?? "public",
       heartbeatMs: options.leaseHeartbeatMs,
+      maxConnections: options.maxLeaseConnections,
       cancel: async (pid) => void (await (await this.pool).query("SELECT pg_cancel_backend($1)", [pid])),
     });
   }
@@ -222,14 +225,35 @@ export class PgSessionStore implements PortableSessionStore {
     return this.leases.acquire(sessionKey, signal);
   }
 
-  workerId(): Promise<string> {
-    this.worker ??= (async () => {
-      const id = randomUUID();
-      const connection = await LockConnection.open({ url: this.lockUrl });
+  /** Lease connections in use by this worker, and leases waiting for one at the cap. */
+  leaseConnectionUse(): { inUse: number; queued: number } {
+    return this.leases.connectionUse();
+  }
+
+  /**
+   * This worker's id in Idempotency-Key records, alive while its lock is held. When that lock's
+   * connection broke (a network cut, a database restart) the worker takes a new id: the old one
+   * is dead for everyone, so requests recorded under it can be resumed by any worker.
+   */
+  async workerId(): Promise<string> {
+    const seen = this.worker;
+    const current = await seen?.catch(() => undefined);
+    if (current?.connection.healthy) return current.id;
+    // Broken, failed or never taken: one caller registers anew, the others wait for it.
+    if (this.worker === seen) this.worker = this.registerWorker();
+    return (await this.worker!).id;
+  }
+
+  private async registerWorker(): Promise<{ id: string; connection: LockConnection }> {
+    const id = randomUUID();
+    const connection = await LockConnection.open({ url: this.lockUrl });
+    try {
       await connection.lock(this.workerLock(id));
-      return { id, connection };
-    })();
-    return this.worker.then((w) => w.id);
+    } catch (error) {
+      await connection.end();
+      throw error;
+    }
+    return { id, connection };
   }
 
   /** A worker is alive while its lock connection holds its lock. */

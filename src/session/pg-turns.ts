@@ -18,7 +18,7 @@ import { rowToMessage } from "./rows.js";
 import type { TurnRow } from "./sqlite-queries.js";
 import { EXTERNAL_RESULT_MISSING, checkpointMessages } from "./sqlite-turns.js";
 import { titleFromMessage } from "./title.js";
-import { SessionStoreError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
+import { MessageNotStoredError, SessionStoreError, TurnAlreadyAnsweredError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface PgTurnOps {
@@ -217,8 +217,17 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
   const { q } = ops;
   const thread = await q.currentThread(sessionKey);
   const message = await q.messageRow(userMessageId);
+  if (!message) throw new MessageNotStoredError(`message ${userMessageId} of ${sessionKey} was never stored`);
   const dead = message?.turn_id ? await q.one<TurnRow>("SELECT * FROM turns WHERE id = $1", [message.turn_id]) : undefined;
-  if (!message || message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
+  if (message.thread_id === thread.id && dead?.status === "completed") {
+    // Answered, and nothing after it but its own turn's messages: the caller gets that answer.
+    const after = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
+    const answer = after.filter(({ message: m }) => m.role === "assistant" && textOf(m.content).trim() !== "").at(-1);
+    if (answer && after.every(({ row }) => row.turn_id === dead.id)) {
+      throw new TurnAlreadyAnsweredError(`message ${userMessageId} of ${sessionKey} was answered already`, dead.id, textOf(answer.message.content));
+    }
+  }
+  if (message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
     throw new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
   }
   const later = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));

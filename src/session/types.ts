@@ -208,5 +208,29 @@ export class UnmatchedToolResultError extends SessionStoreError {
 
 /** The turn a caller asked to resume cannot be (it was not interrupted, or the conversation went on). */
 export class TurnNotResumableError extends SessionStoreError {
-  override readonly code = "turn_not_resumable";
+  override readonly code: string = "turn_not_resumable";
+}
+
+/**
+ * The message of the turn a caller asked to resume was never stored (its worker died, or the
+ * store failed, before the turn began): there is nothing to resume, and the message may be
+ * stored now, once, with the id the first attempt chose.
+ */
+export class MessageNotStoredError extends TurnNotResumableError {
+  override readonly code: string = "message_not_stored";
+}
+
+/**
+ * The turn a caller asked to resume was not interrupted: it completed (its worker died, or lost
+ * the store, after saving the answer but before the caller heard it). `answer` is that answer.
+ */
+export class TurnAlreadyAnsweredError extends TurnNotResumableError {
+  override readonly code: string = "turn_already_answered";
+  constructor(
+    message: string,
+    readonly turnId: string,
+    readonly answer: string,
+  ) {
+    super(message);
+  }
 }

@@ -42,7 +42,7 @@ afterEach(async () => {
 
 const nanobot = (args: string[], extraEnv: Record<string, string> = {}) => runNanobot(args, { cwd: root, env: { ...env, ...extraEnv } });
 
-async function writeJsonConfig(store?: { url: string }): Promise<void> {
+async function writeJsonConfig(store?: { url?: string; maxLeaseConnections?: unknown }): Promise<void> {
   await writeFile(
     join(root, "nanobot.json"),
     JSON.stringify({
@@ -143,6 +143,16 @@ postgres.describe("store.url selects the PostgreSQL store", () => {
     const run = await nanobot(["config", "check"]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/nanobot\.json.*store\.url.*expected a postgres:\/\/ URL/);
+  });
+
+  postgres.it("config check refuses a store.maxLeaseConnections below one and warns when the store is SQLite", async () => {
+    await writeJsonConfig({ url: TEST_PG_URL, maxLeaseConnections: 0 });
+    const refused = await nanobot(["config", "check"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/nanobot\.json.*store\.maxLeaseConnections.*expected a whole number of connections, 1 or more/);
+    await writeJsonConfig({ maxLeaseConnections: 8 });
+    const sqlite = await nanobot(["config", "check"]);
+    expect(`${sqlite.stdout}${sqlite.stderr}`).toMatch(/store\.maxLeaseConnections applies to a PostgreSQL store only.*ignored/);
   });
 });
 

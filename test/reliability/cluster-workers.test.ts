@@ -179,6 +179,29 @@ postgres.describe("gateway workers on one PostgreSQL", () => {
     });
   });
 
+  describe("a worker killed before its turn began", () => {
+    it("the retried key stores the message once and answers it, though the first attempt never stored it", { timeout: 240_000 }, async () => {
+      const [a, b] = [await startWorker("a"), await startWorker("b")];
+      // b holds the session's lease with a slow turn; a's keyed request waits for it, its key already recorded.
+      b.fake.enqueue({ text: "first done", delayMs: 4_000 });
+      const first = answer(ask(b, "first", "early", "early-1"));
+      await until(() => b.fake.requests.length === 1, "b's model call");
+      const lost = ask(a, "second", "early", "early-2").catch((error: unknown) => error);
+      await until(async () => (await leaseWaiters("api:early")) >= 1, "a to wait for the lease");
+      a.proc.child.kill("SIGKILL");
+      expect(await lost).toBeInstanceOf(Error);
+      expect(await first).toBe("first done");
+
+      b.fake.enqueue({ text: "second done" });
+      expect(await answer(ask(b, "second", "early", "early-2"))).toBe("second done");
+      expect(conversation(b.fake.requests[1]!)).toEqual(["user:first", "assistant:first done", "user:second"]);
+      const history = await testStore().loadMessages("api:early");
+      expect(history.map((m) => `${m.role}:${textOf(m.content)}`)).toEqual(["user:first", "assistant:first done", "user:second", "assistant:second done"]);
+      expect(historyProblems(history)).toEqual([]);
+      expect(a.fake.requests).toHaveLength(0);
+    });
+  });
+
   describe("Idempotency-Key across workers", () => {
     it("a repeat sent to another worker while the first runs waits for it and gets its answer", { timeout: 240_000 }, async () => {
       const [a, b] = [await startWorker("a"), await startWorker("b")];

@@ -163,5 +163,17 @@ postgres.describe("session leases", () => {
       expect(shape(await b.loadHistory("api:s1")).at(-1)).toBe("assistant:Hi.");
       await (await worker().leaseSession("api:s1")).release();
     });
+
+    it("a message never stored, or a turn that completed, is not reopened: the store says which", async () => {
+      const [a, b] = [worker(), worker()];
+      await a.migrate();
+      await expect(b.reopenInterruptedTurn("api:s1", "msg_never_stored")).rejects.toMatchObject({ code: "message_not_stored" });
+      const user = userMessage("what time is it?");
+      const turn = await a.beginTurn("api:s1", user);
+      await a.completeTurn(turn.turnId, runResult([assistantMessage("Noon.")]));
+      // Its worker died before the caller heard the answer: the retry gets that answer, no new turn.
+      await expect(b.reopenInterruptedTurn("api:s1", user.id)).rejects.toMatchObject({ code: "turn_already_answered", turnId: turn.turnId, answer: "Noon." });
+      expect(shape(await b.loadHistory("api:s1"))).toEqual(["user:what time is it?", "assistant:Noon."]);
+    });
   });
 });

@@ -32,7 +32,14 @@ export interface OtlpCollector {
   url: string;
   exports: ExportRequest[];
   spans(): OtlpSpan[];
+  /** The spans once `ready(spans)` holds (checked as exports arrive), or throws after `ms`. */
+  waitFor(ready: (spans: OtlpSpan[]) => boolean, ms?: number): Promise<OtlpSpan[]>;
   close(): Promise<void>;
+}
+
+/** The spans of one trace. */
+export function traceOf(spans: readonly OtlpSpan[], traceId: string): OtlpSpan[] {
+  return spans.filter((s) => s.traceId === traceId);
 }
 
 export async function startCollector(): Promise<OtlpCollector> {
@@ -50,10 +57,19 @@ export async function startCollector(): Promise<OtlpCollector> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const spans = (): OtlpSpan[] => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exports,
-    spans: () => exports.flatMap((e) => e.body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))),
+    spans,
+    async waitFor(ready, ms = 30_000) {
+      const start = Date.now();
+      while (!ready(spans())) {
+        if (Date.now() - start > ms) throw new Error(`the collector did not get the spans in ${ms} ms (${spans().length} spans: ${[...new Set(spans().map((s) => s.name))].join(", ")})`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return spans();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
