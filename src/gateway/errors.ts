@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isConnectionError } from "../session/pg-db.js";
 
 /** `{ error: { message, type, param, code } }` exactly as OpenAI sends it. */
 export interface OpenAIErrorBody {
@@ -42,9 +43,22 @@ export const timedOut = (ms: number): ApiError =>
 
 export const shuttingDown = (): ApiError => new ApiError(503, "The gateway is shutting down", "server_error", "shutting_down");
 
-/** The single `onError`: known errors keep their shape, anything else is a 500 without internals. */
+/** How long a client should wait before retrying while the session store is unreachable, s. */
+const STORE_RETRY_AFTER_S = 1;
+
+/**
+ * The single `onError`: known errors keep their shape; the session store being unreachable (a
+ * network cut, a database restart) is a 503 a client may retry; anything else is a 500
+ * without internals.
+ */
 export function errorResponse(err: unknown, c: Context, log?: (msg: string, data: Record<string, unknown>) => void): Response {
   if (err instanceof ApiError) return c.json(err.toBody(), err.status);
+  if (isConnectionError(err)) {
+    log?.("session store unreachable", { error: err instanceof Error ? err.message : String(err) });
+    c.header("Retry-After", String(STORE_RETRY_AFTER_S));
+    const message = "The session store is unreachable. Retry the request; sent again with the same Idempotency-Key, it is answered once.";
+    return c.json(new ApiError(503, message, "server_error", "store_unavailable").toBody(), 503);
+  }
   log?.("unhandled gateway error", { error: err instanceof Error ? err.message : String(err) });
   return c.json(new ApiError(500, "The server had an error while processing your request", "server_error").toBody(), 500);
 }

@@ -82,6 +82,8 @@ postgres.it(`every connection to PostgreSQL dropped mid-turn, twice: ${SESSIONS}
   expect(c.alive().map((w) => w.name), c.stderr()).toEqual(["a", "b"]);
   expect(cuts).toHaveLength(2);
   expect(figures.unanswered, c.stderr()).toEqual([]);
+  // What failed during the cut said so as a retryable 503 (store unreachable, turn interrupted), never a bare 500.
+  expect(Object.keys(figures.reasons).filter((reason) => !reason.startsWith("HTTP 503") && !reason.startsWith("fetch failed"))).toEqual([]);
   expect(stored.problems).toEqual([]);
   expect(stored).toMatchObject({ lost: 0, duplicated: 0, reordered: 0, unanswered: 0, answeredTwice: 0, openTurns: 0 });
 
