@@ -5,7 +5,6 @@
  * one-at-a-time behaviour SQLite's single writer gives, and sessions do not wait for each other.
  * The schema is migrated on first use (or ahead of time with `nanobot store migrate`).
  */
-import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
@@ -16,7 +15,8 @@ import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { PgDeliveries } from "./pg-deliveries.js";
 import { PgLeadership } from "./pg-leader.js";
 import { PgSessionLeases } from "./pg-leases.js";
-import { LOCK_KEY_SQL, LockConnection } from "./pg-lock-connection.js";
+import { LOCK_KEY_SQL } from "./pg-lock-connection.js";
+import { PgWorkerId } from "./pg-worker-id.js";
 import { createPool, lockSession, pgReadTransaction, pgWriteTransaction, validSchemaName } from "./pg-db.js";
 import { PgQueries } from "./pg-queries.js";
 import * as records from "./pg-records.js";
@@ -73,7 +73,7 @@ export class PgSessionStore implements PortableSessionStore {
   /** The server URL without nanobot's `schema` parameter (lock connections need no search path). */
   private readonly lockUrl: string;
   private readonly leaderRetryMs: number | undefined;
-  private worker: Promise<{ id: string; connection: LockConnection }> | undefined;
+  private readonly workers: PgWorkerId;
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
   private readonly deliveries: PgDeliveries;
@@ -93,6 +93,7 @@ export class PgSessionStore implements PortableSessionStore {
     this.lockUrl = url;
     this.leaderRetryMs = options.leaderRetryMs;
     this.deliveries = new PgDeliveries(this.now);
+    this.workers = new PgWorkerId({ url, namespace: this.schema ?? "public", pool: async () => (await this.migrate(), this.pool) });
     this.leases = new PgSessionLeases({
       url,
       namespace: this.schema ?? "public",
@@ -230,51 +231,20 @@ export class PgSessionStore implements PortableSessionStore {
     return this.leases.connectionUse();
   }
 
-  /**
-   * This worker's id in Idempotency-Key records, alive while its lock is held. When that lock's
-   * connection broke (a network cut, a database restart) the worker takes a new id: the old one
-   * is dead for everyone, so requests recorded under it can be resumed by any worker.
-   */
-  async workerId(): Promise<string> {
-    const seen = this.worker;
-    const current = await seen?.catch(() => undefined);
-    if (current?.connection.healthy) return current.id;
-    // Broken, failed or never taken: one caller registers anew, the others wait for it.
-    if (this.worker === seen) this.worker = this.registerWorker();
-    return (await this.worker!).id;
-  }
-
-  private async registerWorker(): Promise<{ id: string; connection: LockConnection }> {
-    const id = randomUUID();
-    const connection = await LockConnection.open({ url: this.lockUrl });
-    try {
-      await connection.lock(this.workerLock(id));
-    } catch (error) {
-      await connection.end();
-      throw error;
-    }
-    return { id, connection };
+  /** This worker's id in Idempotency-Key records (see pg-worker-id.ts). */
+  workerId(): Promise<string> {
+    return this.workers.id();
   }
 
   /** A worker is alive while its lock connection holds its lock. */
   async workerAlive(id: string): Promise<boolean> {
-    const own = await this.worker?.catch(() => undefined);
-    if (own?.id === id) return own.connection.healthy;
-    await this.migrate();
-    return pgWriteTransaction(await this.pool, async (client) => {
-      const { rows } = await client.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock(${LOCK_KEY_SQL}) AS free`, [this.workerLock(id)]);
-      return rows[0]?.free !== true;
-    });
+    return this.workers.alive(id);
   }
 
   /** Records a platform delivery id (`<channel>:<event id>`); true only for the first worker to record it. */
   async claimDelivery(key: string): Promise<boolean> {
     await this.migrate();
     return this.deliveries.claim(await this.pool, key);
-  }
-
-  private workerLock(id: string): string {
-    return `nanobot:worker:${this.schema ?? "public"}:${id}`;
   }
 
   leadership(group: string): Leadership {
@@ -435,7 +405,7 @@ export class PgSessionStore implements PortableSessionStore {
       this.turnLeases.clear();
       await Promise.all(leases.map((l) => l.release().catch(() => undefined)));
       await this.leases.close();
-      await (await this.worker?.catch(() => undefined))?.connection.end();
+      await this.workers.close();
       // Waits for a migration still running, so no query is cut off by the pool ending.
       await this.migrated?.catch(() => undefined);
       await (await this.pool.catch(() => undefined))?.end();
