@@ -24,6 +24,12 @@ export interface GateInput {
   metadata?: Record<string, unknown>;
   /** A session of the channel's own (`<channel>:…`, e.g. a forum topic); any other key is ignored. */
   sessionKey?: string;
+  /**
+   * Called once the sender is admitted, right before the message is published (its answer may
+   * follow at once): where a channel keeps what only admitted senders may leave behind (a reply
+   * token). Never called for a stranger, a dropped or a duplicate message.
+   */
+  onAdmitted?: () => void;
 }
 
 export type GateOutcome = "forwarded" | "pairing" | "dropped" | "duplicate";
@@ -90,6 +96,7 @@ export class InboundGate {
       this.logger.warn("inbound routing fields ignored", { channel: this.channel, senderId: input.sender.id, keys: dropped, ...(refusedKey ? { sessionKey: refusedKey } : {}) });
     }
     message.metadata = { ...metadata, isDirect: input.isDirect, ...(input.sender.username ? { username: input.sender.username } : {}) };
+    input.onAdmitted?.();
     await this.bus.publishInbound(message);
     return "forwarded";
   }

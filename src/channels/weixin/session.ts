@@ -80,19 +80,6 @@ export class WeixinSession {
     return changed;
   }
 
-  /** Puts back the chat's token from before `setContextToken` (a sender the gate did not admit). */
-  restoreContextToken(chatId: string, previous: { token: string; at: number | undefined }): void {
-    if (previous.token) this.contexts[chatId] = previous.token;
-    else delete this.contexts[chatId];
-    if (previous.at === undefined) this.contextAt.delete(chatId);
-    else this.contextAt.set(chatId, previous.at);
-  }
-
-  /** The chat's token and when it arrived, for `restoreContextToken`. */
-  contextSnapshot(chatId: string): { token: string; at: number | undefined } {
-    return { token: this.contextToken(chatId), at: this.contextAt.get(chatId) };
-  }
-
   /** Throws a quota error when one more message (plus `reserve`) would exceed the budget. */
   checkBudget(contextToken: string, reserve = 0): void {
     const used = this.sendCounts.get(contextToken) ?? 0;

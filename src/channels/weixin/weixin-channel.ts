@@ -149,25 +149,24 @@ export class WeixinChannel implements Channel {
     if (!from) return;
     const messageId = String(message.message_id ?? message.seq ?? "") || `${from}_${message.create_time_ms ?? ""}`;
     const contextToken = message.context_token ?? "";
-    const before = this.session.contextSnapshot(from);
-    if (contextToken) this.session.setContextToken(from, contextToken);
     const { content, media } = await parseWeixinMessage(message, { cdnBaseUrl: this.config.cdnBaseUrl, mediaDir: mediaDirFor(this.deps.home, this.name), messageId, logger: this.log });
     // Group chats reach a personal bot only as a `…@chatroom` sender; they follow allowFrom like any group.
     const isDirect = !from.endsWith("@chatroom");
-    const outcome = await this.deps.gate.receive({ id: `${this.name}:${messageId}`, chatId: from, sender: { id: from }, content, isDirect, ...(media.length ? { media } : {}), metadata: { messageId, ...(this.blocks ? { stream: true } : {}) } }, async (text) => {
+    const input = { id: `${this.name}:${messageId}`, chatId: from, sender: { id: from }, content, isDirect, ...(media.length ? { media } : {}), metadata: { messageId, ...(this.blocks ? { stream: true } : {}) } };
+    // Only admitted senders' tokens are kept, and before the message goes on (its reply may come
+    // at once): the bot must never be able to write to a stranger later.
+    const admitted = (): void => {
+      if (!contextToken) return;
+      this.session.setContextToken(from, contextToken);
+      this.messageTokens.set(messageId, contextToken);
+      if (this.messageTokens.size > MAX_MESSAGE_TOKENS) this.messageTokens.delete(this.messageTokens.keys().next().value!);
+    };
+    const outcome = await this.deps.gate.receive({ ...input, onAdmitted: admitted }, async (text) => {
       if (!contextToken) return this.log.warn("weixin pairing code not sent: the message carried no context_token", { senderId: from });
       await this.deps.delivery.withRetries(`${this.name}:pairing`, () => this.postText(from, text, contextToken, `pairing-${messageId}`), classifyWeixinError);
     });
-    if (outcome !== "forwarded") {
-      // Only admitted senders' tokens are kept: the bot must not be able to write to strangers later.
-      if (contextToken && outcome !== "duplicate") this.session.restoreContextToken(from, before);
-      return;
-    }
-    if (contextToken) {
-      this.messageTokens.set(messageId, contextToken);
-      if (this.messageTokens.size > MAX_MESSAGE_TOKENS) this.messageTokens.delete(this.messageTokens.keys().next().value!);
-      await this.session.save().catch((error: unknown) => this.log.warn("weixin state not saved", { error: errorMessage(error) }));
-    }
+    if (outcome !== "forwarded") return;
+    if (contextToken) await this.session.save().catch((error: unknown) => this.log.warn("weixin state not saved", { error: errorMessage(error) }));
     await this.typing?.start(from);
     await this.retryDeferred(from);
   }
