@@ -5,6 +5,7 @@
  */
 import { TurnObservers } from "./turn-observers.js";
 import { isAbortError } from "../core/errors.js";
+import { KeyedSerial } from "../core/keyed-serial.js";
 import type { AgentEvent } from "../core/events.js";
 import type { ToolDefinition } from "../core/llm.js";
 import type { StopReason, ToolCallPart, Usage, UserContentPart } from "../core/messages.js";
@@ -118,23 +119,28 @@ export interface TurnProcessor {
 }
 
 /**
- * Runs each turn directly: no lock, no queue, no commands. Like the AgentLoop it never rejects
- * for a failed turn: a stage that throws (an unknown agent, a broken config, a store write)
- * leaves the session legal and answers with an error reply.
+ * Runs each turn directly: no queue limits, no commands, no cluster lease — but one turn per
+ * session at a time in this process (the next waits, in arrival order), so concurrent callers
+ * of one session never interleave turns. Like the AgentLoop it never rejects for a failed
+ * turn: a stage that throws (an unknown agent, a broken config, a store write) leaves the
+ * session legal and answers with an error reply.
  */
 export class DirectTurnProcessor implements TurnProcessor {
   readonly observers = new TurnObservers();
+  private readonly sessions = new KeyedSerial();
 
   constructor(private readonly runtime: Runtime) {}
 
   process(request: TurnRequest, options: TurnOptions = {}): Promise<TurnReply> {
-    return withTurnSpan(request, undefined, async (span) => {
-      const started = performance.now();
-      const reply = await this.processThread(request, options);
-      recordTurnReply(span, reply);
-      this.observers.completed(request, reply, started);
-      return reply;
-    });
+    const run = (): Promise<TurnReply> =>
+      withTurnSpan(request, undefined, async (span) => {
+        const started = performance.now();
+        const reply = await this.processThread(request, options);
+        recordTurnReply(span, reply);
+        this.observers.completed(request, reply, started);
+        return reply;
+      });
+    return this.sessions.run(request.sessionKey, run, { ...(options.signal ? { signal: options.signal } : {}), onAborted: () => abortedReply(request.sessionKey) });
   }
 
   private async processThread(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {
@@ -183,13 +189,15 @@ export class DirectTurnProcessor implements TurnProcessor {
     } catch (error) {
       const stopped = isAbortError(error) || options.signal?.aborted === true;
       await settleThrownTurn(this.runtime, { sessionKey: request.sessionKey, request, turnId, error, stopped });
-      if (stopped) {
-        return { content: "", sessionKey: request.sessionKey, stopReason: "aborted", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, ...(turnId ? { turnId } : {}) };
-      }
+      if (stopped) return { ...abortedReply(request.sessionKey), ...(turnId ? { turnId } : {}) };
       this.runtime.logger.error("turn failed", { sessionKey: request.sessionKey, error: errorLine(error) });
       return thrownTurnReply(request.sessionKey, error, turnId ? { turnId } : {});
     }
   }
+}
+
+function abortedReply(sessionKey: string): TurnReply {
+  return { content: "", sessionKey, stopReason: "aborted", toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 } };
 }
 
 function errorLine(err: unknown): string {

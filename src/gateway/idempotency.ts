@@ -98,42 +98,60 @@ export class IdempotentRequests {
     done.catch(() => undefined);
     this.running.set(id, { fingerprint, done });
     try {
-      const known = await this.settledElsewhere(sessionKey, key);
-      let keyed: KeyedTurn = { messageId: messageId(), resume: false };
-      if (known) {
-        this.checkSame(known.fingerprint, fingerprint);
-        if (known.status === "done" && known.result) {
-          settle(Promise.resolve(known.result));
-          return { ...known.result, replayed: true };
-        }
-        // Its worker died mid-turn: the message is stored; a store that can reopen the turn answers it now.
-        if (known.messageId && this.store.reopenInterruptedTurn) keyed = { messageId: known.messageId, resume: true };
+      const claimed = await this.claim(sessionKey, key, fingerprint).catch((err: unknown) => {
+        settle(Promise.reject(err));
+        throw err;
+      });
+      if ("replay" in claimed) {
+        settle(Promise.resolve(claimed.replay));
+        return { ...claimed.replay, replayed: true };
       }
-      if (known && !keyed.resume) {
-        const interrupted = interruptedError();
-        settle(Promise.reject(interrupted));
-        throw interrupted;
-      }
-      const owner = await this.store.workerId?.();
-      const running: KeyRecord = { fingerprint, at: this.now(), status: "running", messageId: keyed.messageId, ...(owner ? { owner } : {}) };
-      await this.save(sessionKey, key, running);
+      const { keyed, running } = claimed;
       const result = turn(keyed);
       settle(result);
       const finished = await result.catch(async (err: unknown) => {
         // Nothing was answered: the key may be used again.
-        await this.save(sessionKey, key, undefined);
+        await this.save(sessionKey, key, running, undefined);
         throw err;
       });
       if (finished.reply.interrupted) {
         // Cut off from the store: not answered; a retry with this key (on any worker) resumes it.
         const { owner: _owner, ...resumable } = running;
-        await this.save(sessionKey, key, { ...resumable, at: this.now() }).catch(() => undefined);
+        await this.save(sessionKey, key, running, { ...resumable, at: this.now() }).catch(() => undefined);
         return { ...finished, replayed: false };
       }
-      await this.save(sessionKey, key, { ...running, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } });
+      const answered: KeyRecord = { ...running, at: this.now(), status: "done", result: { reply: storedReply(finished.reply), timedOut: finished.timedOut } };
+      await this.save(sessionKey, key, running, answered);
       return { ...finished, replayed: false };
     } finally {
       this.running.delete(id);
+    }
+  }
+
+  /**
+   * Takes the key for this request, or finds the answer it already has. The record is read, then
+   * written only if it is still what was read (a compare-and-set inside the store's session
+   * lock): two workers that see the key free at the same moment cannot both start a turn.
+   */
+  private async claim(sessionKey: string, key: string, fingerprint: string): Promise<{ replay: GatewayTurnResult } | { keyed: KeyedTurn; running: KeyRecord }> {
+    for (;;) {
+      const known = await this.settledElsewhere(sessionKey, key);
+      let keyed: KeyedTurn = { messageId: messageId(), resume: false };
+      if (known) {
+        this.checkSame(known.fingerprint, fingerprint);
+        if (known.status === "done" && known.result) return { replay: known.result };
+        // Its worker died mid-turn: the message is stored; a store that can reopen the turn answers it now.
+        if (!known.messageId || !this.store.reopenInterruptedTurn) throw interruptedError();
+        keyed = { messageId: known.messageId, resume: true };
+      }
+      const owner = await this.store.workerId?.();
+      const running: KeyRecord = { fingerprint, at: this.now(), status: "running", messageId: keyed.messageId, ...(owner ? { owner } : {}) };
+      const won = await this.store.mutateMetadata(sessionKey, METADATA_KEY, (current) => {
+        const records = asRecords(current);
+        return sameClaim(records[key], known) ? kept({ ...records, [key]: running }, this.now()) : current;
+      });
+      if (asRecords(won)[key] === running || sameClaim(asRecords(won)[key], running)) return { keyed, running };
+      // Another worker took the key between the read and the write: look again (it is now running there).
     }
   }
 
@@ -171,23 +189,46 @@ export class IdempotentRequests {
   }
 
   private async records(sessionKey: string): Promise<KeyRecords> {
-    const metadata = await this.store.sessionMetadata(sessionKey);
-    const raw = metadata?.[METADATA_KEY];
-    return raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as KeyRecords) : {};
+    return asRecords((await this.store.sessionMetadata(sessionKey))?.[METADATA_KEY]);
   }
 
-  /** Writes (or, with `record` undefined, forgets) one key; drops expired and the oldest past the cap. */
-  private async save(sessionKey: string, key: string, record: KeyRecord | undefined): Promise<void> {
-    const records = { ...(await this.records(sessionKey)) };
-    if (record) records[key] = record;
-    else delete records[key];
-    const cutoff = this.now() - TTL_MS;
-    const kept = Object.entries(records)
+  /**
+   * Replaces (or, with `record` undefined, forgets) this request's record — unless another
+   * request has taken the key since (a worker that lost its lease must not overwrite the one
+   * that resumed its turn). Other keys of the session are left as they are.
+   */
+  private async save(sessionKey: string, key: string, mine: KeyRecord, record: KeyRecord | undefined): Promise<void> {
+    await this.store.mutateMetadata(sessionKey, METADATA_KEY, (current) => {
+      const records = asRecords(current);
+      const now = records[key];
+      if (now && !sameClaim(now, mine)) return current;
+      const next = { ...records };
+      if (record) next[key] = record;
+      else delete next[key];
+      return kept(next, this.now());
+    });
+  }
+}
+
+function asRecords(raw: unknown): KeyRecords {
+  return raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as KeyRecords) : {};
+}
+
+/** Whether two records are the same claim of a key (both absent counts). */
+function sameClaim(a: KeyRecord | undefined, b: KeyRecord | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.at === b.at && a.status === b.status && a.owner === b.owner && a.messageId === b.messageId && a.fingerprint === b.fingerprint;
+}
+
+/** Drops expired records and the oldest past the cap. */
+function kept(records: KeyRecords, now: number): KeyRecords {
+  const cutoff = now - TTL_MS;
+  return Object.fromEntries(
+    Object.entries(records)
       .filter(([, r]) => r.at >= cutoff)
       .sort(([, a], [, b]) => b.at - a.at)
-      .slice(0, MAX_KEYS);
-    await this.store.updateMetadata(sessionKey, { [METADATA_KEY]: Object.fromEntries(kept) });
-  }
+      .slice(0, MAX_KEYS),
+  );
 }
 
 function interruptedError(): ApiError {

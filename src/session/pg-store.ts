@@ -144,6 +144,16 @@ export class PgSessionStore implements PortableSessionStore {
     await this.write({ session: key }, (q) => this.patchMetadata(q, key, patch));
   }
 
+  async mutateMetadata(key: string, field: string, next: (current: unknown) => unknown): Promise<unknown> {
+    // The session's write lock is held from the read to the write: no other worker interleaves.
+    return this.write({ session: key }, async (q) => {
+      const row = await q.ensureSession(key);
+      const value = next((JSON.parse(row.metadata) as Record<string, unknown>)[field]);
+      await this.patchMetadata(q, key, { [field]: value });
+      return value;
+    });
+  }
+
   private async patchMetadata(q: PgQueries, key: string, patch: Record<string, unknown>): Promise<void> {
     const row = await q.ensureSession(key);
     const metadata = JSON.parse(row.metadata) as Record<string, unknown>;

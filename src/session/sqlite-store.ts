@@ -93,8 +93,7 @@ export class SqliteSessionStore implements PortableSessionStore {
 
   async sessionMetadata(key: string): Promise<Record<string, unknown> | null> {
     // One statement: no transaction needed for a consistent read.
-    const row = this.q.session(key);
-    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : null;
+    return this.sessionMetadataIn(key) ?? null;
   }
 
   async ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo> {
@@ -112,6 +111,20 @@ export class SqliteSessionStore implements PortableSessionStore {
 
   async updateMetadata(key: string, patch: Record<string, unknown>): Promise<void> {
     await this.write(() => this.patchMetadata(key, patch));
+  }
+
+  async mutateMetadata(key: string, field: string, next: (current: unknown) => unknown): Promise<unknown> {
+    // One synchronous write transaction: nothing else writes between the read and the write.
+    return this.write(() => {
+      const value = next(this.sessionMetadataIn(key)?.[field]);
+      this.patchMetadata(key, { [field]: value });
+      return value;
+    });
+  }
+
+  private sessionMetadataIn(key: string): Record<string, unknown> | undefined {
+    const row = this.q.session(key);
+    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : undefined;
   }
 
   /** Inside a write transaction. */

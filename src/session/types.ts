@@ -125,6 +125,14 @@ export interface SessionStore {
   listSessions(): Promise<SessionInfo[]>;
   /** Shallow-merges `patch` into the session metadata; `undefined` values delete keys. */
   updateMetadata(key: string, patch: Record<string, unknown>): Promise<void>;
+  /**
+   * Replaces one metadata field with `next(current)` with no other writer of the session in
+   * between (read-modify-write that two workers cannot interleave); `next` runs synchronously
+   * and may run again when a store retries its transaction (keep it pure); returning
+   * `undefined` deletes the field. Creates the session if needed; resolves to what
+   * `next` returned.
+   */
+  mutateMetadata(key: string, field: string, next: (current: unknown) => unknown): Promise<unknown>;
   deleteSession(key: string): Promise<boolean>;
 
   // history

@@ -76,6 +76,21 @@ describe("Idempotency-Key", () => {
     expect(await userMessages()).toEqual(["take your time"]);
   });
 
+  it("many keys sent at once in one session all stay known: each repeat replays, no message is stored twice", async () => {
+    const api = await start();
+    const keys = Array.from({ length: 16 }, (_, i) => `burst-${i}`);
+    fx!.fake.enqueue(...keys.map((k) => ({ text: `answer ${k}` })));
+    // All at once: the keys' records are written while the others' are being written.
+    const firsts = await Promise.all(keys.map((k) => api.chat.completions.create(ask(`question ${k}`), keyed(k))));
+    const answers = new Set(firsts.map((r) => r.choices[0]!.message.content));
+    expect(answers.size).toBe(keys.length);
+    const repeats = await Promise.all(keys.map((k) => api.chat.completions.create(ask(`question ${k}`), keyed(k)).withResponse()));
+    expect(repeats.map((r) => r.response.headers.get("idempotent-replayed"))).toEqual(keys.map(() => "true"));
+    expect(repeats.map((r) => r.data.choices[0]!.message.content)).toEqual(firsts.map((r) => r.choices[0]!.message.content));
+    expect(fx!.fake.requests).toHaveLength(keys.length);
+    expect((await userMessages()).sort()).toEqual(keys.map((k) => `question ${k}`).sort());
+  });
+
   it("a streamed repeat gets the answer as a stream", async () => {
     const api = await start();
     fx!.fake.enqueue({ text: "Streamed once." });
