@@ -40,7 +40,7 @@ export type ChatEvent =
   | { type: "warning"; message: string }
   | { type: "done"; content: string; stopReason: string; toolsUsed: string[]; error?: string; replayed?: boolean }
   | { type: "error"; message: string }
-  /** The connection dropped before the answer: the message is sent again with its Idempotency-Key. */
+  /** The connection dropped (or the gateway answered 503) before the answer: the message is sent again with its Idempotency-Key. */
   | { type: "retrying"; attempt: number; message: string }
   | ElicitationEvent
   | { type: "elicitation_end"; id: string; action: ElicitAction };
@@ -234,17 +234,22 @@ export const api = {
     const init = { ...post({ session: SESSION, message, agent }), headers: { "idempotency-key": newIdempotencyKey() } };
     for (let attempt = 1; ; attempt++) {
       let lost: unknown;
+      let unavailable: ApiError | undefined;
       try {
         if (await readChatStream(await request("/api/chat", init), onEvent)) return;
       } catch (err) {
-        // An answer with an HTTP error status is final; only a dropped connection is retried.
-        if (err instanceof ApiError) throw err;
+        // An answer with an HTTP error status is final, except a 503 (the gateway could not reach
+        // its session store for a moment): like a dropped connection, the keyed repeat is safe.
+        if (err instanceof ApiError && err.status !== 503) throw err;
+        if (err instanceof ApiError) unavailable = err;
         lost = err;
       }
       if (attempt > CHAT_RETRY_DELAYS_MS.length) {
+        if (unavailable) throw unavailable;
         throw new ApiError(0, `The connection to the gateway was lost${lost instanceof Error ? ` (${lost.message})` : ""}. The answer may still arrive: reload the page to see it.`);
       }
-      onEvent({ type: "retrying", attempt, message: `Connection lost; sending again (${attempt}/${CHAT_RETRY_DELAYS_MS.length})…` });
+      const why = unavailable ? "The gateway is briefly unavailable" : "Connection lost";
+      onEvent({ type: "retrying", attempt, message: `${why}; sending again (${attempt}/${CHAT_RETRY_DELAYS_MS.length})…` });
       await new Promise((resolve) => setTimeout(resolve, CHAT_RETRY_DELAYS_MS[attempt - 1]));
     }
   },
