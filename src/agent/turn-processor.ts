@@ -140,7 +140,23 @@ export class DirectTurnProcessor implements TurnProcessor {
         this.observers.completed(request, reply, started);
         return reply;
       });
-    return this.sessions.run(request.sessionKey, run, { ...(options.signal ? { signal: options.signal } : {}), onAborted: () => abortedReply(request.sessionKey) });
+    return this.inSessionOrder(request.sessionKey, options.signal, run);
+  }
+
+  /** `run` once the session's earlier turns in this process are done; stopped while waiting, it never runs. */
+  private async inSessionOrder(sessionKey: string, signal: AbortSignal | undefined, run: () => Promise<TurnReply>): Promise<TurnReply> {
+    let release: () => void;
+    try {
+      release = await this.sessions.acquire(sessionKey, signal);
+    } catch (error) {
+      if (signal?.aborted || isAbortError(error)) return abortedReply(sessionKey);
+      throw error;
+    }
+    try {
+      return await run();
+    } finally {
+      release();
+    }
   }
 
   private async processThread(request: TurnRequest, options: TurnOptions): Promise<TurnReply> {

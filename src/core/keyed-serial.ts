@@ -1,43 +1,63 @@
 /**
- * One at a time per key, in arrival order: `run(key, fn)` starts `fn` once every earlier call
- * with the same key has settled. Calls with different keys do not wait for each other. A call
- * whose signal aborts while it waits never runs (`fn` is skipped and `onAborted` answers).
+ * One holder per key at a time, in arrival order: `acquire(key)` resolves once every earlier
+ * holder of the same key has released, with the release function; different keys never wait
+ * for each other. A waiter whose signal aborts rejects with `AbortedError` and holds nothing
+ * (the ones behind it still wait for the holders before it). `run(key, fn)` is the same around
+ * one call. Used for a session's turns in one process (DirectTurnProcessor), the PostgreSQL
+ * lease waiters of one process, and a chat's events in order (NapCat).
  */
+import { AbortedError } from "./errors.js";
+
 export class KeyedSerial {
   private readonly tails = new Map<string, Promise<void>>();
 
-  /** Keys with a call running or waiting. */
-  get size(): number {
-    return this.tails.size;
+  constructor(private readonly abortMessage = "stopped while waiting its turn") {}
+
+  async acquire(key: string, signal?: AbortSignal): Promise<() => void> {
+    const before = this.tails.get(key) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    // The next waiter waits for this one and, through it, for every earlier one.
+    const tail = before.then(() => mine);
+    this.tails.set(key, tail);
+    const release = (): void => {
+      done();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    };
+    try {
+      await abortable(before, signal, this.abortMessage);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
   }
 
-  async run<T>(key: string, fn: () => Promise<T>, options: { signal?: AbortSignal; onAborted?: () => T } = {}): Promise<T> {
-    const before = this.tails.get(key);
-    let release!: () => void;
-    const mine = new Promise<void>((resolve) => (release = resolve));
-    // The next call waits for this one and, through it, for every earlier one.
-    const tail = before ? before.then(() => mine) : mine;
-    this.tails.set(key, tail);
+  async run<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const release = await this.acquire(key, signal);
     try {
-      if (before && !(await waitUnlessAborted(before, options.signal)) && options.onAborted) return options.onAborted();
       return await fn();
     } finally {
       release();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
 }
 
-/** True once `turn` has come, false when `signal` aborted first. */
-function waitUnlessAborted(turn: Promise<void>, signal: AbortSignal | undefined): Promise<boolean> {
-  if (!signal) return turn.then(() => true);
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise<boolean>((resolve) => {
-    const onAbort = (): void => resolve(false);
+function abortable(promise: Promise<void>, signal: AbortSignal | undefined, message: string): Promise<void> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new AbortedError(message));
     signal.addEventListener("abort", onAbort, { once: true });
-    void turn.then(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    });
+    promise.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
   });
 }

@@ -150,7 +150,7 @@ export class IdempotentRequests {
         const records = asRecords(current);
         return sameClaim(records[key], known) ? kept({ ...records, [key]: running }, this.now()) : current;
       });
-      if (asRecords(won)[key] === running || sameClaim(asRecords(won)[key], running)) return { keyed, running };
+      if (sameClaim(asRecords(won)[key], running)) return { keyed, running };
       // Another worker took the key between the read and the write: look again (it is now running there).
     }
   }

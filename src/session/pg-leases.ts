@@ -6,6 +6,7 @@
  * loses the lease with its connection — no expiry to tune, no clock to trust.
  */
 import { AbortedError } from "../core/errors.js";
+import { KeyedSerial } from "../core/keyed-serial.js";
 import { isQueryCanceled } from "./pg-lock-connection.js";
 import type { LockConnection } from "./pg-lock-connection.js";
 import { DEFAULT_MAX_LEASE_CONNECTIONS, LockConnectionPool } from "./pg-lock-pool.js";
@@ -23,8 +24,8 @@ export interface PgSessionLeasesOptions {
 }
 
 export class PgSessionLeases {
-  /** Sessions whose lease this process holds (or waits for), with their in-process queue tail. */
-  private readonly tails = new Map<string, Promise<void>>();
+  /** Sessions whose lease this process holds or waits for, queued here in order. */
+  private readonly waiting = new KeyedSerial("stopped while waiting for the session lease");
   private readonly held = new Set<string>();
   private readonly connections: LockConnectionPool;
   private closed = false;
@@ -55,17 +56,8 @@ export class PgSessionLeases {
   async acquire(sessionKey: string, signal?: AbortSignal): Promise<SessionLease> {
     if (this.closed) throw new Error("the session store is closed");
     // One waiter per session per process goes to the server; the rest queue here, in order.
-    const before = this.tails.get(sessionKey) ?? Promise.resolve();
-    let done!: () => void;
-    const mine = new Promise<void>((resolve) => (done = resolve));
-    const tail = before.then(() => mine);
-    this.tails.set(sessionKey, tail);
-    const finish = (): void => {
-      done();
-      if (this.tails.get(sessionKey) === tail) this.tails.delete(sessionKey);
-    };
+    const finish = await this.waiting.acquire(sessionKey, signal);
     try {
-      await abortable(before, signal);
       const connection = await this.lockOn(this.lockName(sessionKey), signal);
       this.held.add(sessionKey);
       let released = false;
@@ -130,22 +122,3 @@ export class PgSessionLeases {
   }
 }
 
-/** `promise`, or an AbortedError as soon as `signal` aborts. */
-function abortable(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(new AbortedError("stopped while waiting for the session lease"));
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve();
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}

@@ -34,7 +34,7 @@ import { DEFAULT_RETRY } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
-import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
+import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, MetadataPatch, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
 
 /** Rows read per round trip when a budgeted history load walks back from the newest message. */
 const HISTORY_PAGE = 64;
@@ -147,17 +147,17 @@ export class PgSessionStore implements PortableSessionStore {
   async mutateMetadata(key: string, field: string, next: (current: unknown) => unknown): Promise<unknown> {
     // The session's write lock is held from the read to the write: no other worker interleaves.
     return this.write({ session: key }, async (q) => {
-      const row = await q.ensureSession(key);
-      const value = next((JSON.parse(row.metadata) as Record<string, unknown>)[field]);
-      await this.patchMetadata(q, key, { [field]: value });
+      let value: unknown;
+      await this.patchMetadata(q, key, (metadata) => ({ [field]: (value = next(metadata[field])) }));
       return value;
     });
   }
 
-  private async patchMetadata(q: PgQueries, key: string, patch: Record<string, unknown>): Promise<void> {
+  /** `patch` may be computed from the metadata as it is (under the session's write lock). */
+  private async patchMetadata(q: PgQueries, key: string, patch: MetadataPatch): Promise<void> {
     const row = await q.ensureSession(key);
     const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(patch)) {
+    for (const [k, v] of Object.entries(typeof patch === "function" ? patch(metadata) : patch)) {
       if (v === undefined) delete metadata[k];
       else metadata[k] = v;
     }

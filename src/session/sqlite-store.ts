@@ -29,6 +29,7 @@ import type {
   CloseTurnOptions,
   ConsolidationPoint,
   LoadHistoryOptions,
+  MetadataPatch,
   SessionInfo,
   ThreadInfo,
   TurnHandle,
@@ -93,7 +94,8 @@ export class SqliteSessionStore implements PortableSessionStore {
 
   async sessionMetadata(key: string): Promise<Record<string, unknown> | null> {
     // One statement: no transaction needed for a consistent read.
-    return this.sessionMetadataIn(key) ?? null;
+    const row = this.q.session(key);
+    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : null;
   }
 
   async ensureSession(key: string, metadata?: Record<string, unknown>): Promise<SessionInfo> {
@@ -116,22 +118,17 @@ export class SqliteSessionStore implements PortableSessionStore {
   async mutateMetadata(key: string, field: string, next: (current: unknown) => unknown): Promise<unknown> {
     // One synchronous write transaction: nothing else writes between the read and the write.
     return this.write(() => {
-      const value = next(this.sessionMetadataIn(key)?.[field]);
-      this.patchMetadata(key, { [field]: value });
+      let value: unknown;
+      this.patchMetadata(key, (metadata) => ({ [field]: (value = next(metadata[field])) }));
       return value;
     });
   }
 
-  private sessionMetadataIn(key: string): Record<string, unknown> | undefined {
-    const row = this.q.session(key);
-    return row ? (JSON.parse(row.metadata) as Record<string, unknown>) : undefined;
-  }
-
-  /** Inside a write transaction. */
-  private patchMetadata(key: string, patch: Record<string, unknown>): void {
+  /** Inside a write transaction; `patch` may be computed from the metadata as it is. */
+  private patchMetadata(key: string, patch: MetadataPatch): void {
     const row = this.q.ensureSession(key);
     const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(patch)) {
+    for (const [k, v] of Object.entries(typeof patch === "function" ? patch(metadata) : patch)) {
       if (v === undefined) delete metadata[k];
       else metadata[k] = v;
     }

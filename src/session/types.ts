@@ -115,6 +115,9 @@ export interface CloseTurnOptions {
  * `saveCheckpoint`* → exactly one of `completeTurn` / `failTurn` / `stopTurn`. A turn still
  * pending at the next `beginTurn` (process crash) is closed first so history stays legal.
  */
+/** A metadata patch, or one computed from the metadata as it is (inside the store's write). */
+export type MetadataPatch = Record<string, unknown> | ((metadata: Record<string, unknown>) => Record<string, unknown>);
+
 export interface SessionStore {
   // sessions
   getSession(key: string): Promise<SessionInfo | null>;

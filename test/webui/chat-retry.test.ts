@@ -6,6 +6,7 @@
  * once — one model call, the message stored once. A 503 (the store unreachable for a moment) is
  * sent again the same way.
  */
+import type { Page, Route } from "playwright-core";
 import { afterEach, expect, it } from "vitest";
 import { textOf } from "../../src/core/message-helpers.js";
 import { startGatewayFixture } from "../gateway/helpers.js";
@@ -20,21 +21,32 @@ afterEach(async () => {
   fx = undefined;
 });
 
+/**
+ * A gateway and the UI's page, whose first `/api/chat` goes to `firstAttempt` (later ones reach
+ * the gateway); `keys` collects each attempt's Idempotency-Key.
+ */
+async function openPage(firstAttempt: (route: Route) => Promise<void>): Promise<{ page: Page; keys: string[] }> {
+  fx = await startGatewayFixture({ webRoot: web.webRoot() });
+  const page = await web.browser().newPage();
+  const keys: string[] = [];
+  await page.route("**/api/chat", async (route) => {
+    keys.push(route.request().headers()["idempotency-key"] ?? "");
+    if (keys.length > 1) return route.continue();
+    await firstAttempt(route);
+  });
+  await page.goto(fx.url);
+  return { page, keys };
+}
+
 web.describe("web UI: a message whose connection dropped (headless Chromium)", () => {
   it("is sent again with its Idempotency-Key and answered once, from the first turn", async () => {
-    fx = await startGatewayFixture({ webRoot: web.webRoot() });
-    const page = await web.browser().newPage();
+    const { page, keys } = await openPage(async (route) => {
+      // The request reaches the gateway and its turn runs to the end; the browser never hears it.
+      await (await route.fetch()).body();
+      await route.abort("connectionreset");
+    });
     try {
-      const keys: string[] = [];
-      await page.route("**/api/chat", async (route) => {
-        keys.push(route.request().headers()["idempotency-key"] ?? "");
-        if (keys.length > 1) return route.continue();
-        // The request reaches the gateway and its turn runs to the end; the browser never hears it.
-        await (await route.fetch()).body();
-        await route.abort("connectionreset");
-      });
-      await page.goto(fx.url);
-      fx.fake.enqueue({ text: "The **answer**, once." });
+      fx!.fake.enqueue({ text: "The **answer**, once." });
       await page.getByTestId("input").fill("ask once");
       await page.getByTestId("send").click();
 
@@ -48,8 +60,8 @@ web.describe("web UI: a message whose connection dropped (headless Chromium)", (
       expect(keys).toHaveLength(2);
       expect(keys[0]).toMatch(/^[0-9a-f-]{32,36}$/);
       expect(keys[1]).toBe(keys[0]);
-      expect(fx.fake.requests).toHaveLength(1);
-      const stored = await fx.runtime.store().loadMessages("web:default");
+      expect(fx!.fake.requests).toHaveLength(1);
+      const stored = await fx!.runtime.store().loadMessages("web:default");
       expect(stored.filter((m) => m.role === "user").map((m) => textOf(m.content))).toEqual(["ask once"]);
     } finally {
       await page.close();
@@ -57,22 +69,16 @@ web.describe("web UI: a message whose connection dropped (headless Chromium)", (
   }, 90_000);
 
   it("a 503 (the gateway could not reach its session store) is sent again with the same key, then answered", async () => {
-    fx = await startGatewayFixture({ webRoot: web.webRoot() });
-    const page = await web.browser().newPage();
-    try {
-      const keys: string[] = [];
-      await page.route("**/api/chat", async (route) => {
-        keys.push(route.request().headers()["idempotency-key"] ?? "");
-        if (keys.length > 1) return route.continue();
-        // What the gateway answers while its store is unreachable (errors.ts: store_unavailable).
-        await route.fulfill({
-          status: 503,
-          headers: { "content-type": "application/json", "retry-after": "1" },
-          body: JSON.stringify({ error: { message: "The session store is unreachable. Retry the request.", type: "server_error", code: "store_unavailable" } }),
-        });
+    const { page, keys } = await openPage(async (route) => {
+      // What the gateway answers while its store is unreachable (errors.ts: store_unavailable).
+      await route.fulfill({
+        status: 503,
+        headers: { "content-type": "application/json", "retry-after": "1" },
+        body: JSON.stringify({ error: { message: "The session store is unreachable. Retry the request.", type: "server_error", code: "store_unavailable" } }),
       });
-      await page.goto(fx.url);
-      fx.fake.enqueue({ text: "Answered after the retry." });
+    });
+    try {
+      fx!.fake.enqueue({ text: "Answered after the retry." });
       await page.getByTestId("input").fill("ask while the store blinks");
       await page.getByTestId("send").click();
 
@@ -82,7 +88,7 @@ web.describe("web UI: a message whose connection dropped (headless Chromium)", (
       expect(await page.getByTestId("inline-error").count()).toBe(0);
       expect(keys).toHaveLength(2);
       expect(keys[1]).toBe(keys[0]);
-      expect(fx.fake.requests).toHaveLength(1);
+      expect(fx!.fake.requests).toHaveLength(1);
     } finally {
       await page.close();
     }

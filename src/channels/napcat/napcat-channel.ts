@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import type { MediaItem, OutboundMessage } from "../../bus/types.js";
 import { errorMessage } from "../../core/errors.js";
+import { KeyedSerial } from "../../core/keyed-serial.js";
 import type { Logger } from "../../core/logger.js";
 import type { GateInput } from "../access/inbound-gate.js";
 import type { RetryDecision } from "../delivery/delivery-queue.js";
@@ -70,7 +71,8 @@ export class NapcatChannel implements Channel {
   /** Ids of the bot's own messages, so a reply to one is recognised without asking NapCat. */
   private readonly botMessages = new LruSet(2_000);
   private readonly typing: TypingKeeper;
-  private readonly chains = new Map<string, Promise<void>>();
+  /** A chat's events are handled one after another, in order. */
+  private readonly chats = new KeyedSerial();
 
   constructor(options: NapcatChannelOptions) {
     this.name = options.name ?? "napcat";
@@ -153,11 +155,7 @@ export class NapcatChannel implements Channel {
     const handle = event.post_type === "message" ? () => this.onMessage(event) : event.post_type === "notice" ? () => this.onNotice(event) : undefined;
     if (!handle) return;
     const key = event.group_id !== undefined && event.group_id !== null ? `group:${String(event.group_id)}` : `private:${String(event.user_id)}`;
-    const next = (this.chains.get(key) ?? Promise.resolve()).then(handle).catch((error: unknown) => this.log.error("napcat event failed", { postType: event.post_type, error: errorMessage(error) }));
-    this.chains.set(key, next);
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    });
+    void this.chats.run(key, handle).catch((error: unknown) => this.log.error("napcat event failed", { postType: event.post_type, error: errorMessage(error) }));
   }
 
   private async onMessage(event: Record<string, unknown>): Promise<void> {
