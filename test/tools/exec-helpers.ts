@@ -37,3 +37,17 @@ export function processesWith(marker: string): number[] {
 export function uniqueSleep(): string {
   return `${1000 + Math.floor(Math.random() * 8000)}.${Math.floor(Math.random() * 1e6)}`;
 }
+
+/**
+ * The processes still alive with `marker` once a kill has had time to land: a SIGKILLed process
+ * leaves /proc a moment after the signal (the kernel reaps it asynchronously, later on a loaded
+ * machine), so this looks again for up to `limitMs` before it answers.
+ */
+export async function survivorsOf(marker: string, limitMs = 3_000): Promise<number[]> {
+  const until = Date.now() + limitMs;
+  for (;;) {
+    const alive = processesWith(marker);
+    if (alive.length === 0 || Date.now() >= until) return alive;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

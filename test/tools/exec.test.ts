@@ -6,7 +6,7 @@ import { createBuiltinTools } from "../../src/tools/builtin/index.js";
 import { HeadTailBuffer } from "../../src/tools/builtin/output-buffer.js";
 import type { Tool } from "../../src/tools/tool.js";
 import { ALLOWED_COMMANDS } from "./fixtures/exec-corpus.js";
-import { BWRAP, describeWithBwrap, processesWith, uniqueSleep } from "./exec-helpers.js";
+import { BWRAP, describeWithBwrap, processesWith, survivorsOf, uniqueSleep } from "./exec-helpers.js";
 import { byName, ctxFor, makeSandbox, runTool, type Sandbox } from "./helpers.js";
 
 let box: Sandbox;
@@ -80,7 +80,7 @@ describe.each(KILL_MODES.filter((m) => m.mode === "none" || BWRAP.available))("e
     const result = await runTool(make(), { command, timeout: 1 }, ctxFor(box.workspace));
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/started[\s\S]*timed out after 1 s/);
-    expect(processesWith(`sleep ${nap}`)).toEqual([]);
+    expect(await survivorsOf(`sleep ${nap}`)).toEqual([]);
   });
 
   it("on abort, no child survives", async () => {
@@ -95,7 +95,7 @@ describe.each(KILL_MODES.filter((m) => m.mode === "none" || BWRAP.available))("e
     const result = await running;
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/aborted/);
-    expect(processesWith(`sleep ${nap}`)).toEqual([]);
+    expect(await survivorsOf(`sleep ${nap}`)).toEqual([]);
   });
 });
 
