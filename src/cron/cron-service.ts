@@ -156,7 +156,6 @@ export class CronService {
       jobs.splice(index, 1);
       return { changed: true, result: true };
     });
-    this.cancelRemoved();
     this.arm();
     return removed;
   }
@@ -250,6 +249,9 @@ export class CronService {
     const { jobs, text, result } = updateCronJobs(this.options.path, change);
     this.jobs = jobs;
     this.seen = text;
+    // The file as read here may hold another writer's removal, which the watch will not see
+    // again (it compares with `seen`): a running job it removed is stopped now.
+    this.cancelRemoved();
     return result;
   }
 

@@ -75,6 +75,32 @@ describe("several writers on one jobs file", () => {
     expect(readCronJobs(path).map((j) => j.name)).toEqual(["keep"]);
   });
 
+  it("a running job another writer removed is stopped even when the service's own write reads the removal first", async () => {
+    const clock = new FakeClock(T0);
+    let stopped: unknown;
+    // Its file watch never polls during the test: the removal reaches it through its own tick's write.
+    const gateway = new CronService({
+      path,
+      clock,
+      watchIntervalMs: 600_000,
+      run: (job, signal) =>
+        job.name === "slow"
+          ? new Promise((resolve) => signal.addEventListener("abort", () => ((stopped = signal.reason), resolve({ status: "error", detail: "stopped" })), { once: true }))
+          : Promise.resolve({ status: "ok" }),
+    });
+    services.push(gateway);
+    const slow = gateway.add(every("slow", 60_000));
+    gateway.add(every("other", 90_000));
+    gateway.start();
+    clock.advance(60_000);
+    expect(stopped).toBeUndefined();
+    service(clock).remove(slow.id);
+    clock.advance(30_000);
+    await gateway.idle();
+    expect(String(stopped)).toContain(`cron job ${slow.id} was removed`);
+    expect(readCronJobs(path).map((j) => j.name)).toEqual(["other"]);
+  });
+
   it("a started service notices a job another writer added and arms its timer for it", async () => {
     const clock = new ArmRecordingClock(T0);
     const fired: string[] = [];

@@ -20,7 +20,15 @@ export function reconnectDelayMs(failures: number): number {
 interface ShardInternals {
   internalConnect(): Promise<void>;
   on(event: string, listener: () => void): unknown;
+  /** The shard's current `ws` socket. */
+  connection?: unknown;
 }
+
+interface Emitter {
+  on(event: string, listener: (...args: unknown[]) => void): unknown;
+}
+
+const ignore = (): void => undefined;
 
 type Sdk = typeof DiscordSdk;
 /** @discordjs/ws's manager, as discord.js hands it to `buildStrategy`. */
@@ -54,6 +62,7 @@ export class GatewaySupervisor {
   }
 
   private wrap(shard: ShardInternals): void {
+    guardConnections(shard);
     const connect = shard.internalConnect.bind(shard);
     let failures = 0;
     const reset = (): void => {
@@ -81,4 +90,24 @@ export class GatewaySupervisor {
       this.waits.add(wake);
     });
   }
+}
+
+/**
+ * A shard destroyed while its socket is still opening drops the socket's error handler
+ * (`onerror = null`; only an open socket is closed), so the server's answer to that handshake —
+ * a refusal, a reset — is an `error` event nobody listens to, and `ws` throws it out of the
+ * process. Every socket the shard opens gets a listener of its own, which the shard's handler
+ * runs beside while it lasts.
+ */
+function guardConnections(shard: ShardInternals): void {
+  let current = shard.connection;
+  Object.defineProperty(shard, "connection", {
+    configurable: true,
+    enumerable: true,
+    get: () => current,
+    set: (socket: unknown) => {
+      current = socket;
+      if (socket && typeof (socket as Emitter).on === "function") (socket as Emitter).on("error", ignore);
+    },
+  });
 }

@@ -83,6 +83,8 @@ export interface FakeDiscord {
   liveSockets(): number;
   /** While on, gateway connections are refused with HTTP 503 (REST keeps working). */
   refuseGateway(on: boolean): void;
+  /** Holds the answers to gateway connection attempts until the returned function is called. */
+  holdGateway(): () => void;
   /** Gateway connection attempts so far (refused ones included). */
   gatewayAttempts(): number;
   close(): Promise<void>;
@@ -119,14 +121,16 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     });
   });
   let refusing = false;
+  let held: Array<() => void> | undefined;
   let upgrades = 0;
   const wss = new WebSocketServer({
     server,
     path: "/gateway",
     verifyClient: (_info, done) => {
       upgrades++;
-      if (refusing) done(false, 503, "Service Unavailable");
-      else done(true);
+      const answer = (): void => (refusing ? done(false, 503, "Service Unavailable") : done(true));
+      if (held) held.push(answer);
+      else answer();
     },
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -412,6 +416,14 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       live.clear();
     },
     liveSockets: () => live.size,
+    holdGateway() {
+      const answers: Array<() => void> = [];
+      held = answers;
+      return () => {
+        held = undefined;
+        for (const answer of answers) answer();
+      };
+    },
     refuseGateway(on) {
       refusing = on;
     },
