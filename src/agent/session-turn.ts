@@ -8,7 +8,7 @@ import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { runAgent } from "../engine/loop/run-agent.js";
 import type { AgentHooks } from "../engine/hooks.js";
 import type { AgentEvent, Checkpoint, RunResult } from "../core/events.js";
-import type { Message, ToolCallPart } from "../core/messages.js";
+import type { Message } from "../core/messages.js";
 import { systemMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
@@ -17,6 +17,7 @@ import type { Tool } from "../tools/tool.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { ToolDefinition } from "../core/llm.js";
 import { toolMessage } from "../core/message-helpers.js";
+import { CheckpointPolicy } from "./checkpoint-policy.js";
 import { prepareGoTurn } from "./go-hooks.js";
 import { refusedBuiltins } from "./permissions.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
@@ -104,7 +105,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   const uiAction = await uiToolActionHook(runtime, go.messages, go.tools);
   const goHooks = uiAction ? [...go.hooks, uiAction] : go.hooks;
   const hooks = goHooks.length > 0 ? [...goHooks, ...callerHooks] : input.hooks;
-  const saveBeforeTools = needsPreToolCheckpoint(go.tools, hooks);
+  const policy = new CheckpointPolicy(go.tools, hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0));
   const stream = runAgent(
     {
       model: profile.model,
@@ -134,11 +135,11 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       estimator: sharedTokenEstimator(profile.modelRef),
       onCheckpoint: async (checkpoint) => {
         outcome.lastCheckpoint = checkpoint;
-        // The final answer is written with the turn's closing (saveTurnOutcome), in one transaction:
-        // the turn is never seen answered but open, and each answer costs one write fewer.
-        if (checkpoint.phase === "final_response") return;
-        if (checkpoint.phase === "awaiting_tools" && !saveBeforeTools(checkpoint.pendingToolCalls ?? [])) return;
+        // The final answer is written with the turn's closing (saveTurnOutcome), in one
+        // transaction; quick read-only rounds too (see CheckpointPolicy).
+        if (!policy.shouldWrite(checkpoint)) return;
         await store.saveCheckpoint(input.turnId, checkpoint);
+        policy.wrote(checkpoint);
       },
       log: (level, msg, data) => runtime.logger[level](msg, data),
     },
@@ -147,22 +148,6 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   if (input.onEvent) stream.subscribe(input.onEvent);
   const result = await stream.result();
   return { result, ...(outcome.lastCheckpoint ? { lastCheckpoint: outcome.lastCheckpoint } : {}) };
-}
-
-/**
- * Whether a round's calls must be on disk before they run. The `awaiting_tools` checkpoint is
- * there so that a crash in the middle of a tool leaves the call in the history (closed with an
- * "interrupted" result): the model, and the user, then know it may have acted. A round whose
- * every call goes to a read-only tool, with no hooks around it (a hook may act on a call), has
- * nothing to record: a crash in it loses no work and changes nothing, and the round is saved
- * whole, calls and results, by its `tools_completed` checkpoint. That spares one write
- * transaction per read-only round.
- */
-function needsPreToolCheckpoint(tools: readonly Tool[], hooks: SessionTurnInput["hooks"]): (calls: readonly ToolCallPart[]) => boolean {
-  const hooked = hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0);
-  if (hooked) return () => true;
-  const readOnly = new Set(tools.filter((t) => t.readOnly === true).map((t) => t.name));
-  return (calls) => calls.length === 0 || calls.some((c) => !readOnly.has(c.name));
 }
 
 /** Commits, rolls back or stops the turn according to how the run ended. */

@@ -4,8 +4,8 @@
  * Every model call of every turn sends the same tool definitions: tens of KB of JSON schema,
  * most of the body. Adapters put their wire-format tools in a `JsonList`; `encodeJsonBody`
  * serialises a list's items once per item object and reuses the bytes of a whole list while
- * its items are the same objects, so a call stringifies, encodes and copies only what changed
- * (the messages). The output is byte for byte what `JSON.stringify(body)` gives, and a
+ * its items are the same objects, so a call stringifies and encodes only what changed (the
+ * messages; the sender copies the chunks into one buffer, a memcpy). The output is byte for byte what `JSON.stringify(body)` gives, and a
  * `JsonList` serialises as its items anywhere else (logs, tests, `fetch`).
  */
 
