@@ -81,7 +81,7 @@ async function runCase(job: Job): Promise<CaseResult> {
       await c.prepareLoop(0, 1);
       check(await c.loopTurn(0));
       await sharedTokenEstimator("custom/bench-loop").load();
-      await c.prepareLoop(job.history, 1);
+      await c.prepareLoop(job.history, 1, "disk");
       global.gc?.();
       const seededRssMiB = rssMiB();
       const first = await timed(() => c.loopTurn(0), 1);

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { WorkerJob, WorkerResult } from "./contenders/worker.js";
-import { PEERS_DIR } from "./contenders/types.js";
+import { PEERS_DIR, STORED_CONTENDERS } from "./contenders/types.js";
 import { measureColdStarts } from "./cold-start.js";
 import type { ColdStartResult } from "./cold-start.js";
 import { BENCH_DIR, REPO_DIR, runToExit, startFakeLLMProcess } from "./support/processes.js";
@@ -110,13 +110,14 @@ async function measure(
   series: Series[],
   errors: string[],
   log: (line: string) => void,
+  only: readonly string[] = CONTENDERS,
 ): Promise<Figure[]> {
   const values = new Map<string, WorkerResult[]>();
   const failed = new Set<string>();
   const requests = new Map<string, number[]>();
   for (let run = 0; run < runs; run++) {
     for (const contender of CONTENDERS) {
-      if (failed.has(contender)) continue;
+      if (failed.has(contender) || !only.includes(contender)) continue;
       await fake.reset(delayMs);
       try {
         const result = await runWorker({ ...make(contender), contender, baseURL: fake.baseURL } as WorkerJob);
@@ -155,21 +156,26 @@ export async function runPeersBench(options: PeersBenchOptions, log: (line: stri
   const figures: Figure[] = [];
   try {
     for (const [history, runs] of options.loopSizes) {
-      log(`loop overhead, ${history} prior messages, ${runs} runs × ${options.runs} …`);
-      figures.push(
-        ...(await measure(
-          fake,
-          0,
-          options.runs,
-          () => ({ workload: "loop", history, runs, warmup: options.loopWarmup }),
-          [
-            { figure: `loop CPU per run, ${history} prior msgs`, unit: "ms", lowerIsBetter: true, pick: (r) => (r.cpuUsPerRun ?? Number.NaN) / 1000 },
-            { figure: `loop wall per run, ${history} prior msgs`, unit: "ms", lowerIsBetter: true, pick: (r) => r.wallMsPerRun ?? Number.NaN },
-          ],
-          errors,
-          log,
-        )),
-      );
+      // The history in memory (every contender), then, for the two products, only on disk.
+      for (const place of history === 0 ? (["memory"] as const) : (["memory", "disk"] as const)) {
+        const label = place === "memory" ? `${history} prior msgs` : `${history} prior msgs from disk`;
+        log(`loop overhead, ${label}, ${runs} runs × ${options.runs} …`);
+        figures.push(
+          ...(await measure(
+            fake,
+            0,
+            options.runs,
+            () => ({ workload: "loop", history, runs, warmup: options.loopWarmup, place }),
+            [
+              { figure: `loop CPU per run, ${label}`, unit: "ms", lowerIsBetter: true, pick: (r) => (r.cpuUsPerRun ?? Number.NaN) / 1000 },
+              { figure: `loop wall per run, ${label}`, unit: "ms", lowerIsBetter: true, pick: (r) => r.wallMsPerRun ?? Number.NaN },
+            ],
+            errors,
+            log,
+            place === "memory" ? CONTENDERS : STORED_CONTENDERS,
+          )),
+        );
+      }
     }
     log("parallel tools (4 × 200 ms) …");
     figures.push(

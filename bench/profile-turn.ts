@@ -4,10 +4,12 @@
  *
  *   npx tsx bench/profile-turn.ts --history=1000 [--turns=40] [--warmup=10] [--contender=nanobot-loop]
  *                                 [--out=bench/profiles/loop-1000] [--no-profile] [--workload=loop|steady|heavy]
+ *                                 [--place=memory|disk]
  *
  * `loop` (default): each turn in its own session seeded with `history` messages (as the peers
  * bench); `steady`: every turn in ONE session seeded with `history` messages, after its first
  * turn; `heavy`: the `bench-heavy` turn (30 tool rounds of 20 KB), fresh session each.
+ * `--place` (loop): where the seeded history is when a turn starts (see `HistoryPlace`).
  *
  * Prints CPU per turn and writes `<out>.md`, the top functions by self and by total time (the
  * summary kept in git), and `<out>.cpuprofile` (open it in Chrome DevTools or speedscope for the
@@ -34,7 +36,8 @@ const warmup = Number(arg("warmup", "10"));
 const contenderName = arg("contender", "nanobot-loop");
 const profile = !process.argv.includes("--no-profile");
 const workload = arg("workload", "loop");
-const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}`;
+const place = arg("place", "memory") === "disk" ? "disk" : "memory";
+const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}${place === "disk" ? "-disk" : ""}`;
 const out = arg("out", join("bench", "profiles", `${contenderName}-${stem}`));
 
 const cpuUs = () => {
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
       if (a.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(a)}`);
     };
     const run = (i: number) => (workload === "heavy" ? c.heavyTurn!(i) : c.loopTurn(workload === "steady" ? 0 : i));
-    if (workload === "loop") await c.prepareLoop(history, warmup + turns);
+    if (workload === "loop") await c.prepareLoop(history, warmup + turns, place);
     else if (workload === "steady") await c.prepareLoop(history, 1);
     for (let i = 0; i < warmup; i++) check(await run(i));
     // The tokenizer loads in the background after the first tool call: not part of a turn's cost.

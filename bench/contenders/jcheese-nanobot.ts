@@ -6,7 +6,7 @@
  * It builds its own system prompt from the workspace files. It keeps sessions under `$HOME/.nanobot`, so the worker runs it with HOME = a temp dir.
  * Notes: it runs tool calls one after another, and sends at most the last 200 history messages.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Contender, ContenderSetup } from "./types.js";
 import { SLOW_TOOL_MS, peerImport, priorTurns, sleep } from "./types.js";
@@ -16,7 +16,7 @@ interface ChatMessage {
   content: string | null;
 }
 interface PortLoop {
-  sessions: { getOrCreate(key: string): { history: ChatMessage[] } };
+  sessions: { getOrCreate(key: string): { history: ChatMessage[] }; getSessionPath(key: string): string };
   processDirect(content: string, sessionKey?: string): Promise<string>;
   stop(): void;
 }
@@ -64,10 +64,18 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
   let parallelRuns = 0;
 
   return {
-    async prepareLoop(history, count) {
+    async prepareLoop(history, count, place = "memory") {
       loopHistory = history;
       const prior: ChatMessage[] = priorTurns(history).map((t) => ({ role: t.role, content: t.text }));
-      for (let i = 0; i < count; i++) loopLoop.sessions.getOrCreate(`bench:loop-${history}-${i}`).history = [...prior];
+      // On disk: its session file (a metadata line, then one message per line, as its own save
+      // writes it), loaded by its session manager on the turn's first `getOrCreate`.
+      const now = new Date().toISOString();
+      const file = [JSON.stringify({ _format: "rich", _type: "metadata", created_at: now, metadata: {}, updated_at: now }), ...prior.map((m) => JSON.stringify(m))].join("\n");
+      for (let i = 0; i < count; i++) {
+        const key = `bench:loop-${history}-${i}`;
+        if (place === "memory") loopLoop.sessions.getOrCreate(key).history = [...prior];
+        else writeFileSync(loopLoop.sessions.getSessionPath(key), `${file}\n`);
+      }
     },
     loopTurn: (index) => loopLoop.processDirect(`Question ${index}: look up alpha and beta.`, `bench:loop-${loopHistory}-${index}`),
     parallelTurn: () => parallelLoop.processDirect("Read the four files.", `bench:parallel-${parallelRuns++}`),

@@ -5,11 +5,13 @@
  * comparison with the ungated peers is like for like (the gateway bench measures the gate).
  */
 import { writeFileSync } from "node:fs";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
 import type { AgentProfile } from "../../src/agent/runtime.js";
 import { Runtime } from "../../src/agent/runtime.js";
 import { loadConfig } from "../../src/config/load.js";
+import { stateDbPath } from "../../src/config/paths.js";
 import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import type { Message } from "../../src/core/messages.js";
 import { sharedTokenEstimator } from "../../src/engine/tokens/estimator.js";
@@ -56,7 +58,7 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
   };
 
   return {
-    async prepareLoop(history, count) {
+    async prepareLoop(history, count, place = "memory") {
       loopHistory = history;
       if (history === 0) return;
       const turns = priorTurns(history);
@@ -68,6 +70,17 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
         // Fresh messages per session: every stored message has its own id.
         const prior: Message[] = turns.map((t) => (t.role === "user" ? userMessage(t.text) : assistantMessage(t.text)));
         await store.appendMessages(`bench:loop-${history}-${i}`, prior);
+        // In memory: the store has read the session once, as for one the process served before.
+        if (place === "memory") await store.loadHistory(`bench:loop-${history}-${i}`);
+      }
+      // The seeded rows are in the write-ahead log, which a store that had held them for a while
+      // would have folded into the database long ago (the gateway does every half second). Left
+      // there, the first commits of the measured turns would each copy megabytes of seeding.
+      const db = new Database(stateDbPath(home));
+      try {
+        db.pragma("wal_checkpoint(TRUNCATE)");
+      } finally {
+        db.close();
       }
     },
     loopTurn: (index) => turn(`bench:loop-${loopHistory}-${index}`, "loop", `Question ${index}: look up alpha and beta.`),

@@ -12,9 +12,20 @@ export interface ContenderSetup {
   workDir: string;
 }
 
+/**
+ * Where a prepared conversation's history is when its turn starts. `memory`: the process holds
+ * the session already, as it does for a session it served before (the two products' session
+ * caches; the engines only ever take history from the caller). `disk`: the session is only in
+ * the product's store (its first turn since the process started: read and parsed from disk).
+ */
+export type HistoryPlace = "memory" | "disk";
+
+/** The contenders with a session store of their own; only they have a `disk` place. */
+export const STORED_CONTENDERS: readonly string[] = ["nanobot-loop", "jcheese-nanobot"];
+
 export interface Contender {
-  /** Makes `count` independent conversations that each start from `history` prior messages. */
-  prepareLoop(history: number, count: number): Promise<void>;
+  /** Makes `count` independent conversations that each start from `history` prior messages (in memory unless `place` says disk). */
+  prepareLoop(history: number, count: number, place?: HistoryPlace): Promise<void>;
   /** Runs conversation `index` of the prepared ones: the 3-round `bench-loop` script. */
   loopTurn(index: number): Promise<string>;
   /** One turn of the `bench-parallel` script: 4 `slow_read` calls (200 ms each) in one round. */

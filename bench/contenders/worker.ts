@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Contender, CreateContender } from "./types.js";
+import type { Contender, CreateContender, HistoryPlace } from "./types.js";
 import { EXPECTED_ANSWER } from "./types.js";
 
 export type WorkerJob =
-  | { contender: string; baseURL: string; workload: "loop"; history: number; runs: number; warmup: number }
+  | { contender: string; baseURL: string; workload: "loop"; history: number; runs: number; warmup: number; place?: HistoryPlace }
   | { contender: string; baseURL: string; workload: "parallel"; runs: number; warmup: number }
   | { contender: string; baseURL: string; workload: "concurrency"; sessions: number; turns: number };
 
@@ -46,7 +46,7 @@ const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
-    await c.prepareLoop(job.history, job.warmup + job.runs);
+    await c.prepareLoop(job.history, job.warmup + job.runs, job.place);
     for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
     const baselineRssMiB = rssMiB();
     const cpu0 = cpuUs();
