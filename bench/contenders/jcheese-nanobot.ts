@@ -69,13 +69,15 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
       const prior: ChatMessage[] = priorTurns(history).map((t) => ({ role: t.role, content: t.text }));
       // On disk: its session file (a metadata line, then one message per line, as its own save
       // writes it), loaded by its session manager on the turn's first `getOrCreate`.
-      const now = new Date().toISOString();
-      const file = [JSON.stringify({ _format: "rich", _type: "metadata", created_at: now, metadata: {}, updated_at: now }), ...prior.map((m) => JSON.stringify(m))].join("\n");
-      for (let i = 0; i < count; i++) {
-        const key = `bench:loop-${history}-${i}`;
-        if (place === "memory") loopLoop.sessions.getOrCreate(key).history = [...prior];
-        else writeFileSync(loopLoop.sessions.getSessionPath(key), `${file}\n`);
+      const keys = Array.from({ length: count }, (_, i) => `bench:loop-${history}-${i}`);
+      if (place === "memory") {
+        for (const key of keys) loopLoop.sessions.getOrCreate(key).history = [...prior];
+        return;
       }
+      const now = new Date().toISOString();
+      const meta = { _format: "rich", _type: "metadata", created_at: now, metadata: {}, updated_at: now };
+      const file = `${[meta, ...prior].map((line) => JSON.stringify(line)).join("\n")}\n`;
+      for (const key of keys) writeFileSync(loopLoop.sessions.getSessionPath(key), file);
     },
     loopTurn: (index) => loopLoop.processDirect(`Question ${index}: look up alpha and beta.`, `bench:loop-${loopHistory}-${index}`),
     parallelTurn: () => parallelLoop.processDirect("Read the four files.", `bench:parallel-${parallelRuns++}`),

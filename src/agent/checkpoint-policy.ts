@@ -16,6 +16,7 @@
  */
 import type { Checkpoint } from "../core/events.js";
 import type { ToolCallPart } from "../core/messages.js";
+import type { AgentHooks } from "../engine/hooks.js";
 import type { Tool } from "../tools/tool.js";
 
 /** A read-only round that ran at least this long is written on its own. */
@@ -23,6 +24,8 @@ export const SLOW_READ_ONLY_ROUND_MS = 1_000;
 
 export class CheckpointPolicy {
   private readonly readOnly: ReadonlySet<string>;
+  /** A hook may act on any call, so every round is treated as one that may act. */
+  private readonly hooked: boolean;
   /** Messages of the run already in the store (a checkpoint's `newMessages` prefix). */
   private written = 0;
   private roundStartedAt = 0;
@@ -30,9 +33,10 @@ export class CheckpointPolicy {
 
   constructor(
     tools: readonly Tool[],
-    private readonly hooked: boolean,
+    hooks: AgentHooks | readonly AgentHooks[] | undefined,
     private readonly now: () => number = () => performance.now(),
   ) {
+    this.hooked = hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0);
     this.readOnly = new Set(tools.filter((t) => t.readOnly === true).map((t) => t.name));
   }
 
@@ -56,6 +60,8 @@ export class CheckpointPolicy {
   }
 
   private holdsUserInput(checkpoint: Checkpoint): boolean {
-    return checkpoint.newMessages.slice(this.written).some((m) => m.role === "user");
+    const messages = checkpoint.newMessages;
+    for (let i = this.written; i < messages.length; i++) if (messages[i]!.role === "user") return true;
+    return false;
   }
 }

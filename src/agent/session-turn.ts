@@ -105,7 +105,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
   const uiAction = await uiToolActionHook(runtime, go.messages, go.tools);
   const goHooks = uiAction ? [...go.hooks, uiAction] : go.hooks;
   const hooks = goHooks.length > 0 ? [...goHooks, ...callerHooks] : input.hooks;
-  const policy = new CheckpointPolicy(go.tools, hooks !== undefined && (!Array.isArray(hooks) || hooks.length > 0));
+  const policy = new CheckpointPolicy(go.tools, hooks);
   const stream = runAgent(
     {
       model: profile.model,

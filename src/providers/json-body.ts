@@ -5,8 +5,9 @@
  * most of the body. Adapters put their wire-format tools in a `JsonList`; `encodeJsonBody`
  * serialises a list's items once per item object and reuses the bytes of a whole list while
  * its items are the same objects, so a call stringifies and encodes only what changed (the
- * messages; the sender copies the chunks into one buffer, a memcpy). The output is byte for byte what `JSON.stringify(body)` gives, and a
- * `JsonList` serialises as its items anywhere else (logs, tests, `fetch`).
+ * messages; the sender copies the chunks into one buffer, a memcpy). The output is byte for
+ * byte what `JSON.stringify(body)` gives, and a `JsonList` serialises as its items anywhere
+ * else (logs, tests, `fetch`).
  */
 
 /** An array whose items are stable objects worth caching as JSON (see `encodeJsonBody`). */
