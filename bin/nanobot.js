@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI lives in dist/ (built by `npm install` via the prepare script).
 import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
@@ -8,9 +9,11 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`${pkg.version}\n`);
 } else {
-  // The bundled CLI starts faster (scripts/bundle-cli.mjs); tsc's output alone works too.
-  const bundled = new URL("../dist/bundle/main.js", import.meta.url);
-  const { main } = await import(existsSync(bundled) ? bundled.href : "../dist/cli/main.js");
+  // The bundled CLI starts faster (scripts/bundle-cli.mjs, bin/bundle-loader.js); tsc's output alone works too.
+  const bundled = fileURLToPath(new URL("../dist/bundle/main.cjs", import.meta.url));
+  const { main } = existsSync(bundled)
+    ? (await import("./bundle-loader.js")).loadBundle(bundled)
+    : await import("../dist/cli/main.js");
   main(process.argv).then(
     (code) => {
       process.exitCode = code;

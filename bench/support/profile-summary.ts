@@ -18,7 +18,7 @@ export interface FunctionCost {
 
 /**
  * Where a frame's code comes from, relative to the repo. Frames in the bundled CLI
- * (`dist/bundle/*.js`) are mapped through its source map to the tsc output they were bundled
+ * (`dist/bundle/main.cjs`) are mapped through its source map to the tsc output they were bundled
  * from, then named by their source (`dist/gateway/app.js` → `src/gateway/app.ts`).
  */
 export function frameLocator(): (url: string, line: number, column: number) => string {

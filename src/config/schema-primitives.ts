@@ -10,43 +10,53 @@ function expectation(text: string): { error: string } {
   return { error: `expected ${text}` };
 }
 
+/**
+ * One shared instance per building block: zod schemas are immutable (`.optional()` and friends
+ * wrap, never change), and building each of the config schema's ~200 uses anew cost ~10 ms of
+ * every start.
+ */
+function shared<S>(build: () => S): () => S {
+  let schema: S | undefined;
+  return () => (schema ??= build());
+}
+
 /** An integer > 0 (token limits, ports, counts). */
-export function positiveInt() {
+export const positiveInt = shared(() => {
   const e = expectation("a positive integer");
   return z.number(e).int(e).positive(e);
-}
+});
 
 /** An integer ≥ 0 (timeouts where 0 means "none", retry counts). */
-export function nonNegativeInt() {
+export const nonNegativeInt = shared(() => {
   const e = expectation("a non-negative integer");
   return z.number(e).int(e).nonnegative(e);
-}
+});
 
 /** A number ≥ 0 (timeouts in seconds, sampling temperature). */
-export function nonNegativeNumber() {
+export const nonNegativeNumber = shared(() => {
   const e = expectation("a non-negative number");
   return z.number(e).nonnegative(e);
-}
+});
 
 /** A number between 0 and 1 inclusive. */
-export function ratio() {
+export const ratio = shared(() => {
   const e = expectation("a number between 0 and 1");
   return z.number(e).min(0, e).max(1, e);
-}
+});
 
 /** A TCP port number. */
-export function port() {
+export const port = shared(() => {
   const e = expectation("a port number (1-65535)");
   return z.number(e).int(e).min(1, e).max(65535, e);
-}
+});
 
-export function str() {
+export const str = shared(() => {
   return z.string(expectation("a string"));
-}
+});
 
-export function bool() {
+export const bool = shared(() => {
   return z.boolean(expectation("true or false"));
-}
+});
 
 /** One of a fixed set of strings; the message lists the allowed values. */
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
@@ -55,15 +65,15 @@ export function oneOf<const T extends readonly [string, ...string[]]>(values: T)
 }
 
 /** A list of strings. */
-export function stringArray() {
+export const stringArray = shared(() => {
   return z.array(str(), expectation("a list of strings"));
-}
+});
 
 /**
  * The Go nanobot's `StringList`: a YAML list, or one comma-separated string ("a, b").
  * Normalised to an array.
  */
-export function stringList() {
+export const stringList = shared(() => {
   return z
     .union([str(), stringArray()], expectation("a string or a list of strings"))
     .transform((v) =>
@@ -74,17 +84,17 @@ export function stringList() {
             .filter((s) => s.length > 0)
         : v,
     );
-}
+});
 
 /** A map of string → string (headers, environment variables). */
-export function stringMap() {
+export const stringMap = shared(() => {
   return z.record(z.string(), str(), expectation("a map of names to strings"));
-}
+});
 
 /** A user or chat id: YAML happily turns telegram ids into numbers, so numbers are accepted. */
-export function idString() {
+export const idString = shared(() => {
   return z.union([str(), z.number()], expectation("a string or a number")).transform((v) => String(v));
-}
+});
 
 /** A cron expression croner can run (`"0 3 * * *"`); the message carries croner's reason. */
 export function cronExpression() {

@@ -37,14 +37,17 @@ export interface LoadSkillsOptions {
 /** `<package>/skills`, from both `src/memory/` and `dist/memory/`. */
 export const BUILTIN_SKILLS_DIR = fileURLToPath(new URL("../../skills/", import.meta.url));
 
-/** Skills by name, workspace first; sorted by name. */
+/**
+ * Skills by name, workspace first; sorted by name in code-unit order (the same on every machine;
+ * `localeCompare`'s first call loads ICU's collator, ~10 ms before a one-shot turn's request).
+ */
 export function loadSkills(options: LoadSkillsOptions): Skill[] {
   const env = options.env ?? process.env;
   const disabled = new Set(options.disabled ?? []);
   const byName = new Map<string, Skill>();
   for (const skill of readSkillDir(options.builtinDir ?? BUILTIN_SKILLS_DIR, "builtin", env)) byName.set(skill.name, skill);
   for (const skill of readSkillDir(join(options.workspace, "skills"), "workspace", env)) byName.set(skill.name, skill);
-  return [...byName.values()].filter((s) => !disabled.has(s.name)).sort((a, b) => a.name.localeCompare(b.name));
+  return [...byName.values()].filter((s) => !disabled.has(s.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** A skills folder's subfolders, listed again only when the folder's mtime changes. */
