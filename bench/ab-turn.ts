@@ -15,7 +15,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Contender, CreateContender } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
-import type { sharedTokenEstimator } from "../src/engine/tokens/estimator.js";
 import { startFakeLLMProcess } from "./support/processes.js";
 
 function arg(name: string, fallback: string): string {
@@ -40,15 +39,14 @@ async function main(): Promise<void> {
   for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
   const fake = await startFakeLLMProcess(0);
   const dirs: string[] = [];
-  const open = async (root: string): Promise<{ c: Contender; next: () => number; load: () => Promise<void> }> => {
+  const open = async (root: string): Promise<{ c: Contender; next: () => number }> => {
     const workDir = mkdtempSync(join(tmpdir(), "nanobot-ab-"));
     dirs.push(workDir);
     const mod = (await import(join(root, "bench", "contenders", "nanobot-loop.ts"))) as { createContender: CreateContender };
-    const est = (await import(join(root, "src", "engine", "tokens", "estimator.ts"))) as { sharedTokenEstimator: typeof sharedTokenEstimator };
     const c = await mod.createContender({ baseURL: fake.baseURL, workDir });
     await c.prepareLoop(history, warmup + perBatch * rounds);
     let i = 0;
-    return { c, next: () => i++, load: () => est.sharedTokenEstimator("custom/bench-loop").load() };
+    return { c, next: () => i++ };
   };
   try {
     const sides = { base: await open(base), this: await open(join(import.meta.dirname, "..")) };
@@ -57,7 +55,7 @@ async function main(): Promise<void> {
       if (answer.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(answer)}`);
     };
     for (let i = 0; i < warmup; i++) for (const side of Object.values(sides)) await turn(side);
-    for (const side of Object.values(sides)) await side.load();
+    // Each side counts tokens as its product does (loading the tokenizer when it would).
     const times: Record<keyof typeof sides, number[]> = { base: [], this: [] };
     for (let r = 0; r < rounds; r++) {
       for (const name of (r % 2 === 0 ? ["base", "this"] : ["this", "base"]) as Array<keyof typeof sides>) {

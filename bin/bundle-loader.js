@@ -4,7 +4,7 @@
 // (scripts/warm-code-cache.mjs). A Node version the build did not run writes its own cache on
 // its first start, when dist/ is writable. A cache V8 rejects (other V8 flags) is left as it is:
 // that start compiles, as it would without one.
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import vm from "node:vm";
@@ -37,8 +37,13 @@ export function cacheFileOf(bundleFile) {
 /** Writes `data` to `file` whole or not at all (another process may be reading it). */
 export function writeCache(file, data) {
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, data);
-  renameSync(temporary, file);
+  try {
+    writeFileSync(temporary, data);
+    renameSync(temporary, file);
+  } catch (err) {
+    rmSync(temporary, { force: true });
+    throw err;
+  }
 }
 
 /** The cache, unless absent or older than the bundle (V8 itself only checks the source's length). */

@@ -14,7 +14,6 @@ import { loadConfig } from "../../src/config/load.js";
 import { stateDbPath } from "../../src/config/paths.js";
 import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import type { Message } from "../../src/core/messages.js";
-import { sharedTokenEstimator } from "../../src/engine/tokens/estimator.js";
 import { bigReadTool, lookupTool, slowReadTool } from "./nanobot-tools.js";
 import type { Contender, ContenderSetup } from "./types.js";
 import { INSTRUCTIONS, priorTurns } from "./types.js";
@@ -63,9 +62,8 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
       if (history === 0) return;
       const turns = priorTurns(history);
       const store = runtime.store();
-      // History written by earlier turns of a running product carries its token counts (a turn
-      // with a tool call loads the tokenizer): seed it the same way, not as counts-less rows.
-      await sharedTokenEstimator("custom/bench-loop").load();
+      // Seeded as earlier turns of a running product write it: well inside the window the product
+      // counts tokens roughly (the tokenizer loads only near it), so its rows carry no counts.
       for (let i = 0; i < count; i++) {
         // Fresh messages per session: every stored message has its own id.
         const prior: Message[] = turns.map((t) => (t.role === "user" ? userMessage(t.text) : assistantMessage(t.text)));

@@ -22,18 +22,26 @@ describe("loading the exact tokenizer", () => {
     expect(estimator.ready).toBe(false);
   });
 
-  it("loads the tokenizer in the background once the model asks for a tool, for the requests that follow", async () => {
+  it("keeps a tool turn well inside the window on the rough estimate: the tables never load", async () => {
     fake.enqueue({ toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "done" });
     const estimator = createTokenEstimator({ model: "gpt-4o" });
-    const requestsReady: boolean[] = [];
     const echo = textTool("echo", (args) => String(args.text));
     const stream = runAgent({ model: makeModel(fake), messages: [userMessage("hi")], tools: [echo], estimator, contextWindow: 128_000 });
+    expect((await stream.result()).content).toBe("done");
+    expect(fake.requests).toHaveLength(2);
+    expect(estimator.ready).toBe(false);
+  });
+
+  it("counts exactly from the request after a tool result that carries the turn past the share of the window", async () => {
+    fake.enqueue({ toolCalls: [{ name: "dump", arguments: {} }] }, { text: "done" });
+    const estimator = createTokenEstimator({ model: "gpt-4o" });
+    const requestsReady: boolean[] = [];
+    // ~3,000 rough tokens of result in a 10,000-token window: over the 25 % share.
+    const dump = textTool("dump", () => "word ".repeat(2_400));
+    const stream = runAgent({ model: makeModel(fake), messages: [userMessage("hi")], tools: [dump], estimator, contextWindow: 10_000, maxTokens: 0 });
     for await (const event of stream) if (event.type === "llm_request") requestsReady.push(estimator.ready);
     expect((await stream.result()).content).toBe("done");
-    // The first request never waits; the load started during the first answer.
-    expect(requestsReady[0]).toBe(false);
-    await estimator.load();
-    expect(estimator.ready).toBe(true);
+    expect(requestsReady).toEqual([false, true]);
     // Exact from now on: "hello world" is 2 o200k tokens, the rough estimate says 3.
     expect(estimator.text("hello world")).toBe(2);
   });

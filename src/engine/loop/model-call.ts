@@ -187,19 +187,11 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
   return response;
 }
 
-function loadEstimatorInBackground(state: RunState): void {
-  state.estimator.load().catch((err: unknown) => state.log("warn", "token estimator unavailable, using a rough estimate", { error: errorMessage(err) }));
-}
-
 async function streamModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
   const ctx = hookContext(state);
   const stream = state.model.stream(request, state.signal);
   const forward = (async () => {
     for await (const event of stream) {
-      // The turn goes on past this answer: load the exact tokenizer while the model finishes and
-      // the tools run, for the requests that follow (see prepareEstimator). A turn that ends with
-      // this answer (a one-shot `agent -m`) never pays for it.
-      if (event.type === "tool_call" && !state.estimator.ready) loadEstimatorInBackground(state);
       if (event.type === "text_delta") {
         state.emit({ type: "text_delta", delta: event.delta });
         state.hooks.delta(ctx, { kind: "text", delta: event.delta });
@@ -223,9 +215,35 @@ async function streamModel(state: RunState, request: LLMRequest): Promise<ModelR
   }
 }
 
+/** Below this share of the window the rough estimate is close enough to govern by. */
+const ROUGH_ESTIMATE_SHARE = 0.25;
+
+/**
+ * Exact counts need the tokenizer's tables: 0.1–0.4 s to load and 35 MiB (cl100k) to 60 MiB
+ * (o200k) of memory for the rest of the process. Well inside the window the ~4 chars/token
+ * estimate, corrected by the prompt tokens the provider reports after each answer, governs
+ * safely, so a conversation loads them only once it may be near the window. Checked before
+ * every request, so a turn whose tool results carry it past the share waits for exact counts.
+ */
+async function prepareEstimator(state: RunState): Promise<void> {
+  const { estimator, settings } = state;
+  if (estimator.ready || unloadable.has(estimator)) return;
+  if (settings.contextWindow > 0 && historyEstimate(state) < settings.contextWindow * ROUGH_ESTIMATE_SHARE) return;
+  try {
+    await estimator.load();
+  } catch (err) {
+    unloadable.add(estimator); // said once, not before every request that follows
+    warn(state, `token estimator unavailable, using a rough estimate: ${errorMessage(err)}`);
+  }
+}
+
+/** Estimators whose tokenizer failed to load: they stay on the rough estimate. */
+const unloadable = new WeakSet<object>();
+
 /** Governs, sends and returns one response; on context overflow compacts and retries once. */
 export async function ask(state: RunState, options: AskOptions = {}): Promise<ModelResponse> {
   state.iterations++;
+  await prepareEstimator(state);
   await maybeCompact(state);
   for (let attempt = 0; ; attempt++) {
     const { request, estimate } = await buildRequest(state, options);

@@ -15,7 +15,7 @@ import { ToolRegistry } from "../../tools/registry.js";
 import { HookRunner, type AgentHooks } from "../hooks.js";
 import { executeToolRound } from "../tool-execution/execute.js";
 import { LookupGuard } from "../tool-execution/lookup-guard.js";
-import { estimateMessages, sharedTokenEstimator } from "../tokens/estimator.js";
+import { sharedTokenEstimator } from "../tokens/estimator.js";
 import { ENGINE_DEFAULTS, systemClock, type AgentSpec } from "../types.js";
 import { MAX_LENGTH_CONTINUATIONS, answerRequest, continueRequest, finalizeRequest, partialAnswer, schemaRequest } from "./endings.js";
 import { validateStructuredOutput } from "../../providers/structured-output.js";
@@ -238,31 +238,10 @@ async function loop(state: RunState): Promise<RunResult> {
   }
 }
 
-/** Below this share of the window the rough estimate is close enough to govern by. */
-const ROUGH_ESTIMATE_SHARE = 0.25;
-
-/**
- * Exact counts need the tokenizer's tables, which take 0.1–0.4 s to load. Well inside the
- * window the ~4 chars/token estimate governs safely, so the first request goes out at once and
- * the tables load once the model asks for a tool (see `streamModel`); near the window the run waits.
- */
-async function prepareEstimator(state: RunState): Promise<void> {
-  const { estimator, settings } = state;
-  if (estimator.ready) return;
-  const rough = estimateMessages(estimator, state.working) + estimator.tools(state.toolDefs);
-  if (settings.contextWindow > 0 && rough < settings.contextWindow * ROUGH_ESTIMATE_SHARE) return;
-  try {
-    await estimator.load();
-  } catch (err) {
-    warn(state, `token estimator unavailable, using a rough estimate: ${String(err)}`);
-  }
-}
-
 async function run(state: RunState): Promise<RunResult> {
   const ctx = (): ReturnType<typeof hookContext> => hookContext(state);
   await state.hooks.each("beforeRun", (h) => h.beforeRun?.(ctx()));
   state.emit({ type: "turn_start", runId: state.runId, model: state.model.model, provider: state.model.provider });
-  await prepareEstimator(state);
   let result: RunResult;
   try {
     result = await loop(state);
