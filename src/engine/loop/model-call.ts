@@ -33,11 +33,14 @@ function historyEstimateOf(state: RunState, messages: readonly Message[], adjust
   return estimateMessages(state.estimator, messages) + state.estimator.tools(state.toolDefs) + adjustment;
 }
 
-/** Summarises the history when it is over 83.5 % of the window (or when `force`d). */
-export async function maybeCompact(state: RunState, force = false): Promise<boolean> {
+/**
+ * Summarises the history when it is over 83.5 % of the window (or when `force`d). `estimate`:
+ * the history's estimate when the caller has just made it.
+ */
+export async function maybeCompact(state: RunState, force = false, estimate?: number): Promise<boolean> {
   const { contextWindow } = state.settings;
   if (contextWindow <= 0) return false;
-  const before = historyEstimate(state);
+  const before = estimate ?? historyEstimate(state);
   if (!force && (state.compactionFailed || !shouldCompact(before, contextWindow))) return false;
   let outcome = await compactHistory({
     model: state.model,
@@ -224,17 +227,22 @@ const ROUGH_ESTIMATE_SHARE = 0.25;
  * estimate, corrected by the prompt tokens the provider reports after each answer, governs
  * safely, so a conversation loads them only once it may be near the window. Checked before
  * every request, so a turn whose tool results carry it past the share waits for exact counts.
+ * Returns the history's estimate when it made one that still holds (the tables did not load).
  */
-async function prepareEstimator(state: RunState): Promise<void> {
+async function prepareEstimator(state: RunState): Promise<number | undefined> {
   const { estimator, settings } = state;
-  if (estimator.ready || unloadable.has(estimator)) return;
-  if (settings.contextWindow > 0 && historyEstimate(state) < settings.contextWindow * ROUGH_ESTIMATE_SHARE) return;
+  if (estimator.ready || unloadable.has(estimator)) return undefined;
+  if (settings.contextWindow > 0) {
+    const rough = historyEstimate(state);
+    if (rough < settings.contextWindow * ROUGH_ESTIMATE_SHARE) return rough;
+  }
   try {
     await estimator.load();
   } catch (err) {
     unloadable.add(estimator); // said once, not before every request that follows
     warn(state, `token estimator unavailable, using a rough estimate: ${errorMessage(err)}`);
   }
+  return undefined;
 }
 
 /** Estimators whose tokenizer failed to load: they stay on the rough estimate. */
@@ -243,8 +251,7 @@ const unloadable = new WeakSet<object>();
 /** Governs, sends and returns one response; on context overflow compacts and retries once. */
 export async function ask(state: RunState, options: AskOptions = {}): Promise<ModelResponse> {
   state.iterations++;
-  await prepareEstimator(state);
-  await maybeCompact(state);
+  await maybeCompact(state, false, await prepareEstimator(state));
   for (let attempt = 0; ; attempt++) {
     const { request, estimate } = await buildRequest(state, options);
     state.emit({
