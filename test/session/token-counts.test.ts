@@ -62,6 +62,16 @@ await describeEachStore("stored token counts", (kind: StoreKind) => {
     expect(history.map((m) => estimator.message(m))).toEqual([1005, 1008, 1010, 1000, 1005, 1004]);
   });
 
+  it("stored counts are used before the tokenizer loads, when the rest is estimated roughly", async () => {
+    const writer = open(marked(createTokenEstimator({ model: "gpt-4o" }).basis));
+    await writer.appendMessages("cli:direct", [userMessage("hello"), assistantMessage("hi there")]);
+    const [hello, hi] = await open().loadHistory("cli:direct");
+    const rough = createTokenEstimator({ model: "gpt-4o" });
+    expect(rough.ready).toBe(false);
+    expect([rough.message(hello!), rough.message(hi!)]).toEqual([1005, 1008]);
+    expect(rough.message(userMessage("hello"))).toBeLessThan(100);
+  });
+
   it("a count made under other rules (another encoding) is not used: the message is tokenised", async () => {
     const writer = open(marked("cl100k_base#1"));
     await writer.appendMessages("cli:direct", [userMessage("hello world")]);

@@ -152,13 +152,13 @@ export function createTokenEstimator(options: { model: string }): TokenEstimator
     if (rough) {
       const estimate = roughCache.get(m);
       if (estimate !== undefined) return estimate;
-    } else {
-      // Stored with the message's row under the same rules: as exact as counting it again.
-      const stored = attachedTokenCount(m, basis);
-      if (stored !== undefined) {
-        messageCache.set(m, stored);
-        return stored;
-      }
+    }
+    // Stored with the message's row under the same rules: as exact as counting it again, and
+    // used before the tokenizer loads too (a replayed session is then judged on exact figures).
+    const stored = attachedTokenCount(m, basis);
+    if (stored !== undefined) {
+      if (!rough) messageCache.set(m, stored);
+      return stored;
     }
     const sig = signature(m);
     const known = idCache.get(m.id);
