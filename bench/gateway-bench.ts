@@ -14,6 +14,9 @@
  *   provider call's own overhead, and every wait on the event loop.
  * - Steady state for latency: each client's first request (all clients arrive in the same
  *   millisecond) is sent but its latency is left out; throughput counts every request.
+ * - Steady state for CPU: a gateway runs for days, so each fresh process first answers
+ *   `WARMUP` requests (V8 has then compiled its hot paths and SQLite its statements); the CPU
+ *   those first requests cost is reported in its own column, the measured load's after it.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -50,6 +53,21 @@ export const VARIANTS: GatewayVariant[] = [
   },
 ];
 
+/**
+ * Requests every fresh gateway answers before the measured load: 10 sessions × 30. Until
+ * session 13 this was min(clients, 10) × 3 (3 requests before a one-client run), so the figure
+ * held V8's compilation of the request path, not a running gateway's cost per request.
+ */
+export const WARMUP = { clients: 10, perClient: 30 } as const;
+export const WARMUP_REQUESTS = WARMUP.clients * WARMUP.perClient;
+
+/** The warm-up load against a fresh gateway (sessions of its own); throws if any request failed. */
+export async function warmUp(baseURL: string, tag: string): Promise<LoadResult> {
+  const warm = await load(baseURL, WARMUP.clients, WARMUP.perClient, `${tag}-warm`, 0);
+  if (warm.failures > 0) throw new Error(`${warm.failures} of the ${WARMUP_REQUESTS} warm-up requests failed`);
+  return warm;
+}
+
 export interface GatewayRow {
   variant: string;
   clients: number;
@@ -67,6 +85,8 @@ export interface GatewayRow {
   peakRssMiB: number;
   /** Gateway process CPU (user + system) per answered request, ms: robust on a busy machine. */
   cpuMsPerRequest: number;
+  /** The same over the fresh process's first `WARMUP_REQUESTS` requests (start-up not included). */
+  warmupCpuMsPerRequest: number;
 }
 
 export interface GatewayBenchOptions {
@@ -213,10 +233,13 @@ async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd:
   try {
     const port = await waitForPort(child, variant.name);
     const baseURL = `http://127.0.0.1:${port}`;
-    // Warm-up (JIT, first SQLite writes) in sessions of their own; not measured.
-    const warm = await load(baseURL, Math.min(clients, 10), 3, `${tag}-warm`, 0);
-    if (warm.failures > 0) throw new Error(`${variant.name} failed its warm-up requests`);
+    // Warm-up (JIT, first SQLite writes) in sessions of their own; its CPU is reported apart.
+    const started = cpuMsOf(child.pid!);
+    const warm = await warmUp(baseURL, tag).catch((err: Error) => {
+      throw new Error(`${variant.name}: ${err.message}`);
+    });
     const cpu0 = cpuMsOf(child.pid!);
+    const warmupCpuMsPerRequest = (cpu0 - started) / warm.answered;
     const { samples, failures, answered, wallMs } = await load(baseURL, clients, perClient, tag);
     const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, answered);
     const ideal = Math.min(clients, variant.gate) / (LLM_DELAY_MS / 1000);
@@ -238,6 +261,7 @@ async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd:
       p99GatewayMs: percentile(gatewayMs, 99),
       peakRssMiB: peakRssMiB(child.pid!),
       cpuMsPerRequest,
+      warmupCpuMsPerRequest,
     };
   } finally {
     await stopChild(child);
@@ -258,6 +282,7 @@ function medianRow(perRun: GatewayRow[]): GatewayRow {
     p50GatewayMs: pick((r) => r.p50GatewayMs),
     p99GatewayMs: pick((r) => r.p99GatewayMs),
     peakRssMiB: pick((r) => r.peakRssMiB),
+    warmupCpuMsPerRequest: pick((r) => r.warmupCpuMsPerRequest),
     cpuMsPerRequest: pick((r) => r.cpuMsPerRequest),
   };
 }
@@ -265,7 +290,7 @@ function medianRow(perRun: GatewayRow[]): GatewayRow {
 export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string {
   const failed = errors.length > 0 ? `errors:\n${errors.map((e) => `  ${e}`).join("\n")}\n` : "";
   return `${table(
-    ["gateway", "clients", "requests", "fail", "req/s", "ideal", "% ideal", "p50 −50ms", "p99 −50ms", "p50 added", "p99 added", "CPU ms/req", "peak RSS MiB"],
+    ["gateway", "clients", "requests", "fail", "req/s", "ideal", "% ideal", "p50 −50ms", "p99 −50ms", "p50 added", "p99 added", "CPU ms/req", `CPU first ${WARMUP_REQUESTS}`, "peak RSS MiB"],
     rows.map((r) => [
       r.variant,
       String(r.clients),
@@ -279,7 +304,8 @@ export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string
       r.p50GatewayMs.toFixed(1),
       r.p99GatewayMs.toFixed(1),
       r.cpuMsPerRequest.toFixed(1),
+      Number.isFinite(r.warmupCpuMsPerRequest) ? r.warmupCpuMsPerRequest.toFixed(1) : "–",
       r.peakRssMiB.toFixed(0),
     ]),
-  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per request)\n${failed}`;
+  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_REQUESTS} = the same over those warm-up requests of the fresh process)\n${failed}`;
 }

@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Profiler } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { LLM_DELAY_MS, load } from "./gateway-bench.js";
+import { LLM_DELAY_MS, WARMUP_REQUESTS, load, warmUp } from "./gateway-bench.js";
 import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import { costTable, summarise, summariseHeap } from "./support/profile-summary.js";
 import type { HeapProfileNode } from "./support/profile-summary.js";
@@ -71,8 +71,7 @@ async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, client
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, NANOBOT_PROFILE_OUT: profileOut, ...(heap ? { NANOBOT_PROFILE_KIND: "heap" } : {}) }, stdio: ["ignore", "pipe", "pipe"] });
   try {
     const baseURL = `http://127.0.0.1:${await waitForPort(child, "gateway")}`;
-    const warm = await load(baseURL, Math.min(clients, 10), 3, `${tag}-warm`, 0);
-    if (warm.failures > 0) throw new Error("the gateway failed its warm-up requests");
+    await warmUp(baseURL, tag);
     if (profile) {
       const started = stderrLine(child, "profile: started");
       child.kill("SIGUSR2");
@@ -110,7 +109,7 @@ function writeProfile(out: string, clients: number, m: Measured, requests: numbe
       ]
     : [
         `\`npx tsx bench/profile-gateway.ts --clients=${clients} --requests=${perClient}\`: the gateway process, sampled every 200 µs`,
-        `around the measured requests only (after a warm-up of ${Math.min(clients, 10)} × 3). ${m.cpuMsPerRequest.toFixed(2)} ms process CPU per request`,
+        `around the measured requests only (after a warm-up of ${WARMUP_REQUESTS} requests). ${m.cpuMsPerRequest.toFixed(2)} ms process CPU per request`,
         `(with the profiler on), p50 / p99 added latency ${m.p50AddedMs.toFixed(1)} / ${m.p99AddedMs.toFixed(1)} ms; load average ${loadAverage()}.`,
         `Sampled time per request: ${(totalUs / 1000 / requests).toFixed(2)} ms (samples are wall time on a shared machine).`,
       ];

@@ -8,7 +8,8 @@
  * after all (a queued message injected, a structured-output correction) takes a slot again.
  *
  * It also keeps the turn's clock for the gate: how long the turn waited for a slot and how long
- * its model calls took, so a face can say where a slow answer's time went (`Server-Timing`).
+ * its model calls took — the run's and a consolidation summary's before it — so a face can say
+ * where a slow answer's time went (`Server-Timing`).
  */
 import { EventStream } from "../core/event-stream.js";
 import { modelErrorEvent } from "../core/llm.js";
@@ -61,6 +62,18 @@ export class ModelSlot {
 
   /** `model`, taking the slot before each call (a no-op once held) and giving it back after a final answer. */
   wrap(model: LanguageModel): LanguageModel {
+    return this.gated(model, true);
+  }
+
+  /**
+   * `model` for a call on the way to the turn's run (a consolidation summary): it takes the slot
+   * and counts in the turn's model time, and keeps the slot for the run that follows.
+   */
+  clocked(model: LanguageModel): LanguageModel {
+    return this.gated(model, false);
+  }
+
+  private gated(model: LanguageModel, giveAfterFinalAnswer: boolean): LanguageModel {
     return {
       provider: model.provider,
       model: model.model,
@@ -73,7 +86,7 @@ export class ModelSlot {
             const inner = model.stream(request, signal);
             await forwardEvents(inner, out);
             const response = await inner.result();
-            if (toolCallsOf(response.message).length === 0) this.give();
+            if (giveAfterFinalAnswer && toolCallsOf(response.message).length === 0) this.give();
             return response;
           } finally {
             this.clock.modelMs += this.now() - started;

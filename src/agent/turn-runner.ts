@@ -126,7 +126,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
         store,
         sessionKey,
         history,
-        model: profile.model,
+        // Timed as the turn's model time (Server-Timing), under the slot the run then keeps.
+        model: slot.clocked(profile.model),
         estimate: (m) => estimator.message(m),
         budget: historyBudget(profile),
         maxMessages,
@@ -134,7 +135,6 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
         log: context.history,
         signal: job.signal,
         logger: runtime.logger,
-        beforeModelCall: () => slot.take(),
       });
       return outcome.history;
     });

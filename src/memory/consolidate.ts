@@ -42,8 +42,6 @@ export interface ConsolidateInput {
   maxRounds?: number;
   signal?: AbortSignal;
   logger?: Logger;
-  /** Awaited before each summary request (the AgentLoop takes its concurrency slot here). */
-  beforeModelCall?: () => Promise<void>;
 }
 
 export interface ConsolidateOutcome {
@@ -73,7 +71,6 @@ export async function consolidateIfNeeded(input: ConsolidateInput): Promise<Cons
     const chunk = history.slice(0, cut);
     const first = history[cut];
     if (!first) break;
-    await input.beforeModelCall?.();
     const content = await summariseChunk({ ...input, chunk });
     outcome.entries.push(input.log.append(input.sessionKey, content));
     await input.store.markConsolidated(input.sessionKey, { fromMessageId: first.id });

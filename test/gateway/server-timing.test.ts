@@ -56,6 +56,26 @@ describe("Server-Timing on /v1/chat/completions", () => {
     }
   });
 
+  it("counts a consolidation summary made before the run as the model's time, not the gateway's", async () => {
+    // maxMessages 4: the third turn finds 4 messages of history and first summarises the oldest.
+    fx = await startGatewayFixture({ defaults: { maxMessages: 4 }, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
+    fx.fake.enqueue({ text: "one" }, { text: "two" }, { text: "They greeted each other.", delayMs: 120 }, { text: "three", delayMs: 80 });
+    const client = new OpenAI({ baseURL: `${fx.url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const timings: Map<string, { dur: number; desc?: string }>[] = [];
+    for (const text of ["hi", "again", "and again"]) {
+      const { data, response } = await client.chat.completions
+        .create({ model: "nanobot", messages: [{ role: "user", content: text }], session_id: "consolidating" } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+        .withResponse();
+      expect(data.choices[0]?.message.content).toBeTruthy();
+      timings.push(parseServerTiming(response.headers.get("server-timing")));
+    }
+    expect(fx.fake.requests).toHaveLength(4);
+    expect(timings.map((t) => t.get("model")?.desc)).toEqual(["1 call", "1 call", "2 calls"]);
+    const third = timings[2]!;
+    expect(third.get("compact")!.dur).toBeGreaterThanOrEqual(110);
+    expect(third.get("model")!.dur).toBeGreaterThanOrEqual(190);
+  });
+
   it("is not sent on a failed turn's error response", async () => {
     fx = await startGatewayFixture({ makeProcessor: (runtime) => new AgentLoop({ runtime }) });
     fx.fake.enqueue({ kind: "error", status: 400, body: { error: { message: "bad request", type: "invalid_request_error" } } });
