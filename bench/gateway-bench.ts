@@ -14,9 +14,8 @@
  *   provider call's own overhead, and every wait on the event loop.
  * - Steady state for latency: each client's first request (all clients arrive in the same
  *   millisecond) is sent but its latency is left out; throughput counts every request.
- * - Steady state for CPU: a gateway runs for days, so each fresh process first answers
- *   `WARMUP` requests (V8 has then compiled its hot paths and SQLite its statements); the CPU
- *   those first requests cost is reported in its own column, the measured load's after it.
+ * - Steady state for CPU: a gateway runs for days, so each fresh process is warmed first (see
+ *   `warmUp`); the CPU its first 300 requests cost is reported in a column of its own.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -25,6 +24,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_DIR, cpuMsOf, peakRssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
+import type { FakeLLM } from "./support/processes.js";
 import { median, percentile, table } from "./support/stats.js";
 
 export const LLM_DELAY_MS = 50;
@@ -54,18 +54,36 @@ export const VARIANTS: GatewayVariant[] = [
 ];
 
 /**
- * Requests every fresh gateway answers before the measured load: 10 sessions × 30. Until
- * session 13 this was min(clients, 10) × 3 (3 requests before a one-client run), so the figure
- * held V8's compilation of the request path, not a running gateway's cost per request.
+ * What every fresh gateway answers before the measured load, in sessions of its own: `first`
+ * at the model's 50 ms (its CPU per request is the `CPU first 300` column: a just-started
+ * gateway), then `settle` with the fake answering at once, so that V8 has optimised the request
+ * path. Measured in session 13 at 50 clients: after 300 requests V8's compiler threads still
+ * cost ~0.7 ms per request (TurboFan reaching functions run once or twice per request), after
+ * ~4,500 ~0.1 ms. Until session 13 the warm-up was min(clients, 10) × 3 requests.
  */
-export const WARMUP = { clients: 10, perClient: 30 } as const;
-export const WARMUP_REQUESTS = WARMUP.clients * WARMUP.perClient;
+export const WARMUP = { first: { clients: 10, perClient: 30 }, settle: { clients: 50, perClient: 84 } } as const;
+export const WARMUP_FIRST = WARMUP.first.clients * WARMUP.first.perClient;
+export const WARMUP_REQUESTS = WARMUP_FIRST + WARMUP.settle.clients * WARMUP.settle.perClient;
 
-/** The warm-up load against a fresh gateway (sessions of its own); throws if any request failed. */
-export async function warmUp(baseURL: string, tag: string): Promise<LoadResult> {
-  const warm = await load(baseURL, WARMUP.clients, WARMUP.perClient, `${tag}-warm`, 0);
-  if (warm.failures > 0) throw new Error(`${warm.failures} of the ${WARMUP_REQUESTS} warm-up requests failed`);
-  return warm;
+/**
+ * Warms the gateway at `baseURL` (process `pid`) against `fake`, which answers after
+ * `LLM_DELAY_MS` again afterwards; throws if any request failed. Returns the first requests'
+ * CPU per request, ms.
+ */
+export async function warmUp(baseURL: string, pid: number, fake: FakeLLM, tag: string): Promise<number> {
+  const started = cpuMsOf(pid);
+  const first = await load(baseURL, WARMUP.first.clients, WARMUP.first.perClient, `${tag}-warm`, 0);
+  const firstCpuMsPerRequest = (cpuMsOf(pid) - started) / Math.max(1, first.answered);
+  await fake.reset(0);
+  let settle: LoadResult;
+  try {
+    settle = await load(baseURL, WARMUP.settle.clients, WARMUP.settle.perClient, `${tag}-settle`, 0);
+  } finally {
+    await fake.reset(LLM_DELAY_MS);
+  }
+  const failures = first.failures + settle.failures;
+  if (failures > 0) throw new Error(`${failures} of the ${WARMUP_REQUESTS} warm-up requests failed`);
+  return firstCpuMsPerRequest;
 }
 
 export interface GatewayRow {
@@ -85,7 +103,7 @@ export interface GatewayRow {
   peakRssMiB: number;
   /** Gateway process CPU (user + system) per answered request, ms: robust on a busy machine. */
   cpuMsPerRequest: number;
-  /** The same over the fresh process's first `WARMUP_REQUESTS` requests (start-up not included). */
+  /** The same over the fresh process's first `WARMUP_FIRST` requests (start-up not included). */
   warmupCpuMsPerRequest: number;
 }
 
@@ -210,7 +228,7 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
           for (let run = 0; run < options.runs; run++) {
             // A fresh gateway and state database per run, so the peak RSS is this load's.
             const env = { ...process.env, HOME: dir, NANOBOT_HOME: join(dir, `home-${rows.length}-${run}`), NANOBOT_CONFIG: configPath, NO_COLOR: "1" };
-            perRun.push(await measureOnce(variant, env, dir, clients, perClient, `r${run}`));
+            perRun.push(await measureOnce(variant, env, dir, fake, clients, perClient, `r${run}`));
           }
           rows.push(medianRow(perRun));
         } catch (err) {
@@ -228,18 +246,16 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
   return { rows, errors };
 }
 
-async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd: string, clients: number, perClient: number, tag: string): Promise<GatewayRow> {
+async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd: string, fake: FakeLLM, clients: number, perClient: number, tag: string): Promise<GatewayRow> {
   const child = variant.start(env, cwd);
   try {
     const port = await waitForPort(child, variant.name);
     const baseURL = `http://127.0.0.1:${port}`;
-    // Warm-up (JIT, first SQLite writes) in sessions of their own; its CPU is reported apart.
-    const started = cpuMsOf(child.pid!);
-    const warm = await warmUp(baseURL, tag).catch((err: Error) => {
+    // Warm-up (JIT, first SQLite writes) in sessions of their own; its first requests' CPU is reported apart.
+    const warmupCpuMsPerRequest = await warmUp(baseURL, child.pid!, fake, tag).catch((err: Error) => {
       throw new Error(`${variant.name}: ${err.message}`);
     });
     const cpu0 = cpuMsOf(child.pid!);
-    const warmupCpuMsPerRequest = (cpu0 - started) / warm.answered;
     const { samples, failures, answered, wallMs } = await load(baseURL, clients, perClient, tag);
     const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, answered);
     const ideal = Math.min(clients, variant.gate) / (LLM_DELAY_MS / 1000);
@@ -290,7 +306,7 @@ function medianRow(perRun: GatewayRow[]): GatewayRow {
 export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string {
   const failed = errors.length > 0 ? `errors:\n${errors.map((e) => `  ${e}`).join("\n")}\n` : "";
   return `${table(
-    ["gateway", "clients", "requests", "fail", "req/s", "ideal", "% ideal", "p50 −50ms", "p99 −50ms", "p50 added", "p99 added", "CPU ms/req", `CPU first ${WARMUP_REQUESTS}`, "peak RSS MiB"],
+    ["gateway", "clients", "requests", "fail", "req/s", "ideal", "% ideal", "p50 −50ms", "p99 −50ms", "p50 added", "p99 added", "CPU ms/req", `CPU first ${WARMUP_FIRST}`, "peak RSS MiB"],
     rows.map((r) => [
       r.variant,
       String(r.clients),
@@ -307,5 +323,5 @@ export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string
       Number.isFinite(r.warmupCpuMsPerRequest) ? r.warmupCpuMsPerRequest.toFixed(1) : "–",
       r.peakRssMiB.toFixed(0),
     ]),
-  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_REQUESTS} = the same over those warm-up requests of the fresh process)\n${failed}`;
+  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_FIRST} = the same over the fresh process's first ${WARMUP_FIRST} requests)\n${failed}`;
 }

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LLM_DELAY_MS, WARMUP_REQUESTS, load, warmUp } from "./gateway-bench.js";
 import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
+import type { FakeLLM } from "./support/processes.js";
 import { costTable, summarise, summariseHeap } from "./support/profile-summary.js";
 import type { HeapProfileNode } from "./support/profile-summary.js";
 import { median, percentile } from "./support/stats.js";
@@ -65,13 +66,13 @@ function stderrLine(child: ChildProcess, line: string): Promise<void> {
   });
 }
 
-async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, clients: number, tag: string): Promise<Measured> {
+async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, fake: FakeLLM, clients: number, tag: string): Promise<Measured> {
   const profileOut = join(dir, `${tag}.profile`);
   const args = [...(profile ? ["--import", PRELOAD] : []), join(root, "bin/nanobot.js"), "gateway", "--port", "0"];
   const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, NANOBOT_PROFILE_OUT: profileOut, ...(heap ? { NANOBOT_PROFILE_KIND: "heap" } : {}) }, stdio: ["ignore", "pipe", "pipe"] });
   try {
     const baseURL = `http://127.0.0.1:${await waitForPort(child, "gateway")}`;
-    await warmUp(baseURL, tag);
+    await warmUp(baseURL, child.pid!, fake, tag);
     if (profile) {
       const started = stderrLine(child, "profile: started");
       child.kill("SIGUSR2");
@@ -151,7 +152,7 @@ async function main(): Promise<void> {
       for (const clients of clientCounts) {
         for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
           const env = { ...process.env, HOME: dir, NANOBOT_HOME: join(dir, `home-${n++}`), NANOBOT_CONFIG: configPath, NO_COLOR: "1" };
-          const m = await measure(build.root, env, dir, clients, `${build.name}-${clients}-${round}`);
+          const m = await measure(build.root, env, dir, fake, clients, `${build.name}-${clients}-${round}`);
           const key = `${build.name} @ ${clients}`;
           results.set(key, [...(results.get(key) ?? []), m]);
           process.stdout.write(
