@@ -320,7 +320,7 @@ export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string
       r.p50GatewayMs.toFixed(1),
       r.p99GatewayMs.toFixed(1),
       r.cpuMsPerRequest.toFixed(1),
-      Number.isFinite(r.warmupCpuMsPerRequest) ? r.warmupCpuMsPerRequest.toFixed(1) : "–",
+      r.warmupCpuMsPerRequest.toFixed(1),
       r.peakRssMiB.toFixed(0),
     ]),
   )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_FIRST} = the same over the fresh process's first ${WARMUP_FIRST} requests)\n${failed}`;
