@@ -21,7 +21,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CreateContender } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
-import { sharedTokenEstimator } from "../src/engine/tokens/estimator.js";
 import { startFakeLLMProcess } from "./support/processes.js";
 import { costTable, summarise } from "./support/profile-summary.js";
 
@@ -60,8 +59,6 @@ async function main(): Promise<void> {
     if (workload === "loop") await c.prepareLoop(history, warmup + turns, place);
     else if (workload === "steady") await c.prepareLoop(history, 1);
     for (let i = 0; i < warmup; i++) check(await run(i));
-    // The tokenizer loads in the background after the first tool call: not part of a turn's cost.
-    await sharedTokenEstimator("custom/bench-loop").load();
     await fake.reset(0);
     const session = new Session();
     if (profile) {

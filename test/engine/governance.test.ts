@@ -5,6 +5,7 @@ import { CONTINUED_TEXT, UNAVAILABLE_RESULT, governContext, type TokenEstimator 
 import { offloadLargeResults, type PendingWrite } from "../../src/engine/governance/offload.js";
 import { backfillMissingResults, dropMalformed, dropOrphanResults, normalizeEmptyResults } from "../../src/engine/governance/sanitize.js";
 import { snipHistory } from "../../src/engine/governance/snip.js";
+import { uniqueCallIds } from "../../src/engine/governance/unique-call-ids.js";
 
 const call = (id: string, name = "exec"): ToolCallPart => ({ type: "toolCall", id, name, arguments: {}, rawArguments: "{}" });
 /** One token per character of text: easy budgets to reason about. */
@@ -153,5 +154,50 @@ describe("governContext", () => {
     const input: Message[] = [userMessage("0123456789")];
     const { stats } = governContext(input, { estimator: charEstimator, budget: 1_000, maxToolResultChars: 16_000, adjustment: 5, toolTokens: 7 });
     expect(stats.tokensAfter).toBe(22);
+  });
+});
+
+describe("uniqueCallIds", () => {
+  /** The rule, stated plainly: each repeat takes the smallest `<id>_<n>` (n ≥ 2) not yet used. */
+  const expectedIds = (messages: readonly Message[]): string[] => {
+    const used = new Set<string>();
+    const out: string[] = [];
+    for (const m of messages) {
+      if (m.role !== "assistant") continue;
+      for (const p of m.content) {
+        if (p.type !== "toolCall") continue;
+        let id = p.id;
+        for (let n = 2; used.has(id); n++) id = `${p.id}_${n}`;
+        used.add(id);
+        out.push(id);
+      }
+    }
+    return out;
+  };
+
+  it("gives every repeat of a per-response id (`call_0` on every answer) the smallest free suffix, and its results follow", () => {
+    const history: Message[] = [userMessage("go"), assistantMessage("", [call("call_0_3")]), toolMessage("call_0_3", "exec", "literal")];
+    for (let r = 0; r < 60; r++) {
+      // Two calls per answer, the second a repeat within the answer too.
+      history.push(assistantMessage("", [call("call_0"), call("call_0")]), toolMessage("call_0", "exec", `r${r}a`), toolMessage("call_0", "exec", `r${r}b`));
+    }
+    const out = uniqueCallIds(history);
+    const calls = out.flatMap((m) => (m.role === "assistant" ? m.content.flatMap((p) => (p.type === "toolCall" ? [p.id] : [])) : []));
+    expect(calls).toEqual(expectedIds(history));
+    expect(new Set(calls).size).toBe(calls.length);
+    expect(calls.slice(0, 6)).toEqual(["call_0_3", "call_0", "call_0_2", "call_0_4", "call_0_5", "call_0_6"]);
+    // Each result answers the call made in its place: the n-th result of an answer, its n-th call.
+    out.forEach((m, i) => {
+      if (m.role !== "assistant" || i === 1) return;
+      const ids = m.content.flatMap((p) => (p.type === "toolCall" ? [p.id] : []));
+      expect([out[i + 1], out[i + 2]].map((t) => (t?.role === "tool" ? t.toolCallId : ""))).toEqual(ids);
+    });
+    // The stored messages are not touched.
+    expect(history[3]).toMatchObject({ content: [{ id: "call_0" }, { id: "call_0" }] });
+  });
+
+  it("hands back the same array when every id is already unique", () => {
+    const history: Message[] = [userMessage("go"), assistantMessage("", [call("a"), call("b")]), toolMessage("a", "exec", "1"), toolMessage("b", "exec", "2")];
+    expect(uniqueCallIds(history)).toBe(history);
   });
 });

@@ -8,16 +8,25 @@
  */
 import type { AssistantContentPart, Message } from "../../core/messages.js";
 
-function freshId(base: string, taken: ReadonlySet<string>): string {
-  for (let n = 2; ; n++) {
+/**
+ * The first `<base>_<n>` (n ≥ 2) not taken. `next` remembers where the search for each base
+ * stopped: `taken` only grows, so the ids below it stay taken, and a history where every
+ * response reuses `call_0` costs one step per repeat instead of one per earlier repeat.
+ */
+function freshId(base: string, taken: ReadonlySet<string>, next: Map<string, number>): string {
+  for (let n = next.get(base) ?? 2; ; n++) {
     const id = `${base}_${n}`;
-    if (!taken.has(id)) return id;
+    if (!taken.has(id)) {
+      next.set(base, n + 1);
+      return id;
+    }
   }
 }
 
 export function uniqueCallIds(messages: readonly Message[]): readonly Message[] {
   let out: Message[] | undefined;
   const seen = new Set<string>();
+  const next = new Map<string, number>();
   /** For the current assistant's result run: original id → ids its results take, in order. */
   let renames: Map<string, string[]> | undefined;
   for (let i = 0; i < messages.length; i++) {
@@ -26,22 +35,25 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
     if (m.role === "assistant") {
       renames = undefined;
       let content: AssistantContentPart[] | undefined;
-      const queue = new Map<string, string[]>();
-      m.content.forEach((p, k) => {
-        if (p.type !== "toolCall") return;
-        let id = p.id;
-        if (seen.has(id)) {
-          id = freshId(p.id, seen);
+      for (let k = 0; k < m.content.length; k++) {
+        const p = m.content[k]!;
+        if (p.type !== "toolCall") continue;
+        const id = seen.has(p.id) ? freshId(p.id, seen, next) : p.id;
+        seen.add(id);
+        if (id !== p.id) {
           content ??= m.content.slice();
           content[k] = { ...p, id };
         }
-        seen.add(id);
-        queue.set(p.id, [...(queue.get(p.id) ?? []), id]);
-      });
-      if (content) {
-        fixed = { ...m, content };
-        renames = queue;
+        // Every call's id in order, so results of a repeated id follow their calls one by one.
+        if (content || id !== p.id) renames ??= idsSoFar(m.content, k);
+        if (renames) {
+          const ids = renames.get(p.id);
+          if (ids) ids.push(id);
+          else renames.set(p.id, [id]);
+        }
       }
+      if (content) fixed = { ...m, content };
+      else renames = undefined;
     } else if (m.role === "tool") {
       const id = renames?.get(m.toolCallId)?.shift();
       if (id !== undefined && id !== m.toolCallId) fixed = { ...m, toolCallId: id };
@@ -52,4 +64,17 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
     if (out) out.push(fixed);
   }
   return out ?? messages;
+}
+
+/** The ids of the calls before index `end` of an assistant message, unchanged (none of them was renamed). */
+function idsSoFar(content: readonly AssistantContentPart[], end: number): Map<string, string[]> {
+  const ids = new Map<string, string[]>();
+  for (let k = 0; k < end; k++) {
+    const p = content[k]!;
+    if (p.type !== "toolCall") continue;
+    const list = ids.get(p.id);
+    if (list) list.push(p.id);
+    else ids.set(p.id, [p.id]);
+  }
+  return ids;
 }
