@@ -10,8 +10,9 @@ import type { WorkerJob, WorkerResult } from "./contenders/worker.js";
 import { PEERS_DIR, STORED_CONTENDERS } from "./contenders/types.js";
 import { measureColdStarts } from "./cold-start.js";
 import type { ColdStartResult } from "./cold-start.js";
-import { BENCH_DIR, REPO_DIR, runToExit, startFakeLLMProcess } from "./support/processes.js";
+import { REPO_DIR, runToExit, startFakeLLMProcess } from "./support/processes.js";
 import type { FakeLLM } from "./support/processes.js";
+import { plainWorker } from "./support/plain-worker.js";
 import { fmtSpread, pairedRatio, spread, table } from "./support/stats.js";
 import type { Spread } from "./support/stats.js";
 
@@ -68,9 +69,10 @@ export async function ensurePeers(log: (line: string) => void): Promise<void> {
   if (out.code !== 0) throw new Error(`npm ci in bench/peers failed:\n${out.stderr}`);
 }
 
-function runWorker(job: WorkerJob, timeoutMs = 600_000): Promise<WorkerResult> {
+async function runWorker(job: WorkerJob, timeoutMs = 600_000): Promise<WorkerResult> {
+  const worker = await plainWorker();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `${BENCH_DIR}contenders/worker.ts`], {
+    const child = spawn(process.execPath, [worker], {
       cwd: REPO_DIR,
       env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
       stdio: ["ignore", "ignore", "pipe", "ipc"],

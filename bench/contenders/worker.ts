@@ -1,6 +1,7 @@
 /**
- * One contender, one workload, one process: `node --import tsx bench/contenders/worker.ts` with
- * the job as JSON in `BENCH_JOB`, the result sent over IPC. A process per (contender, run) keeps
+ * One contender, one workload, one process: `node bench/.worker/worker.js` (this file as plain
+ * JavaScript, built by `support/plain-worker.ts`) with the job as JSON in `BENCH_JOB`, the result
+ * sent over IPC. A process per (contender, run) keeps
  * CPU time and peak RSS per contender, and lets the harness interleave contenders run by run.
  * Console output is silenced (one peer logs every tool call), so no contender pays for a terminal.
  */
@@ -87,7 +88,9 @@ async function main(): Promise<void> {
   // Peers that keep state under the home directory (the nanobot port) write into the temp dir.
   process.env.HOME = workDir;
   try {
-    const mod = (await import(`./${job.contender}.js`)) as { createContender: CreateContender };
+    // A plain string, not a template in the call: esbuild would bundle every match of a template.
+    const file = `./${job.contender}.js`;
+    const mod = (await import(file)) as { createContender: CreateContender };
     const contender = await mod.createContender({ baseURL: job.baseURL, workDir });
     const result = await runJob(job, contender);
     await contender.close?.();
