@@ -33,14 +33,14 @@ function newestMtime(dir: string, ext: string): number {
 }
 
 /** Throws unless `dist/` was built after the last change under `src/`. */
-export function assertLibraryBuilt(): void {
+export function assertLibraryBuilt(srcDir = SRC_DIR, distDir = DIST_DIR): void {
   let built: number;
   try {
-    built = statSync(join(DIST_DIR, "index.js")).mtimeMs;
+    built = statSync(join(distDir, "index.js")).mtimeMs;
   } catch {
-    throw new Error("dist/index.js is missing: run `npm run build` before the peers bench");
+    throw new Error(`${join(distDir, "index.js")} is missing: run \`npm run build\` before the peers bench`);
   }
-  if (newestMtime(SRC_DIR, ".ts") > built) throw new Error("dist/ is older than src/: run `npm run build` before the peers bench");
+  if (newestMtime(srcDir, ".ts") > built) throw new Error(`${distDir} is older than ${srcDir}: run \`npm run build\` before the peers bench`);
 }
 
 let built: Promise<string> | undefined;

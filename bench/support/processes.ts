@@ -29,8 +29,9 @@ export function peakRssMiB(pid: number): number {
 /** Resolves with the first stdout line of `child` that parses as JSON with a `port`. */
 export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<number> {
   return new Promise((resolve, reject) => {
+    // The tail only (for the error below): a child that logs for hours must not grow this process.
     let stderr = "";
-    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-8_192)));
     const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs} ms\n${stderr}`)), timeoutMs);
     const rl = createInterface({ input: child.stdout! });
     rl.on("line", (line) => {
@@ -38,6 +39,9 @@ export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_00
       if (port) {
         clearTimeout(timer);
         rl.close();
+        // Closing the reader pauses the stream: keep draining it, or a child that writes more
+        // than the pipe holds (64 KB) would block on its next write.
+        child.stdout?.resume();
         resolve(Number(port));
       }
     });
