@@ -1,9 +1,9 @@
 /**
  * One contender, one workload, one process: `node bench/.worker/worker.js` (this file as plain
  * JavaScript, built by `support/plain-worker.ts`) with the job as JSON in `BENCH_JOB`, the result
- * sent over IPC. A process per (contender, run) keeps
- * CPU time and peak RSS per contender, and lets the harness interleave contenders run by run.
- * Console output is silenced (one peer logs every tool call), so no contender pays for a terminal.
+ * sent over IPC. A process per (contender, run) keeps CPU time and peak RSS per contender, and
+ * lets the harness interleave contenders run by run. Console output is silenced (one peer logs
+ * every tool call), so no contender pays for a terminal.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

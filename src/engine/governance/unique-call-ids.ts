@@ -44,8 +44,8 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
           content ??= m.content.slice();
           content[k] = { ...p, id };
         }
-        // Every call's id in order, so results of a repeated id follow their calls one by one.
-        if (content || id !== p.id) renames ??= idsSoFar(m.content, k);
+        // Once an answer has a repeat, every call's id in order, so its results follow one by one.
+        if (content) renames ??= idsSoFar(m.content, k);
         if (renames) {
           const ids = renames.get(p.id);
           if (ids) ids.push(id);
