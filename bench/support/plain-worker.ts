@@ -43,11 +43,11 @@ export function assertLibraryBuilt(srcDir = SRC_DIR, distDir = DIST_DIR): void {
   if (newestMtime(srcDir, ".ts") > built) throw new Error(`${distDir} is older than ${srcDir}: run \`npm run build\` before the peers bench`);
 }
 
-let built: Promise<string> | undefined;
+let building: Promise<string> | undefined;
 
 /** Builds the worker once per process; resolves to the path of `worker.js`. */
 export function plainWorker(): Promise<string> {
-  built ??= (async () => {
+  building ??= (async () => {
     assertLibraryBuilt();
     const contenders = join(BENCH_DIR, "contenders");
     const entryPoints = readdirSync(contenders)
@@ -78,5 +78,5 @@ export function plainWorker(): Promise<string> {
     });
     return join(PLAIN_WORKER_DIR, "worker.js");
   })();
-  return built;
+  return building;
 }

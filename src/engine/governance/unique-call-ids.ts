@@ -35,25 +35,28 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
     if (m.role === "assistant") {
       renames = undefined;
       let content: AssistantContentPart[] | undefined;
+      /** Each call's id as stored and as sent, in order. */
+      const calls: [original: string, id: string][] = [];
       for (let k = 0; k < m.content.length; k++) {
         const p = m.content[k]!;
         if (p.type !== "toolCall") continue;
         const id = seen.has(p.id) ? freshId(p.id, seen, next) : p.id;
         seen.add(id);
+        calls.push([p.id, id]);
         if (id !== p.id) {
           content ??= m.content.slice();
           content[k] = { ...p, id };
         }
-        // Once an answer has a repeat, every call's id in order, so its results follow one by one.
-        if (content) renames ??= idsSoFar(m.content, k);
-        if (renames) {
-          const ids = renames.get(p.id);
+      }
+      if (content) {
+        fixed = { ...m, content };
+        renames = new Map();
+        for (const [original, id] of calls) {
+          const ids = renames.get(original);
           if (ids) ids.push(id);
-          else renames.set(p.id, [id]);
+          else renames.set(original, [id]);
         }
       }
-      if (content) fixed = { ...m, content };
-      else renames = undefined;
     } else if (m.role === "tool") {
       const id = renames?.get(m.toolCallId)?.shift();
       if (id !== undefined && id !== m.toolCallId) fixed = { ...m, toolCallId: id };
@@ -64,17 +67,4 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
     if (out) out.push(fixed);
   }
   return out ?? messages;
-}
-
-/** The ids of the calls before index `end` of an assistant message, unchanged (none of them was renamed). */
-function idsSoFar(content: readonly AssistantContentPart[], end: number): Map<string, string[]> {
-  const ids = new Map<string, string[]>();
-  for (let k = 0; k < end; k++) {
-    const p = content[k]!;
-    if (p.type !== "toolCall") continue;
-    const list = ids.get(p.id);
-    if (list) list.push(p.id);
-    else ids.set(p.id, [p.id]);
-  }
-  return ids;
 }
