@@ -83,6 +83,7 @@ export function turnErrorKind(error: unknown): TurnErrorKind {
   if (error instanceof ProviderError || hasCode(error, ["provider_error", "context_overflow"])) return "provider";
   if (error instanceof ConfigError || hasCode(error, ["config_error"])) return "config";
   if (hasCode(error, ["unmatched_tool_result"])) return "request";
+  if (hasCode(error, ["turn_not_resumable"])) return "conflict";
   return "internal";
 }
 

@@ -64,9 +64,10 @@ export interface TurnOptions {
  * Why a turn failed, for faces that answer differently (the OpenAI API: 502 for the provider,
  * 500 for nanobot itself): the model provider failed, the configuration is broken (no model,
  * an unknown agent), or something else in nanobot failed (a stage threw: a store write, a
- * workspace file, a command), or the request itself was wrong (tool results that answer no open call).
+ * workspace file, a command), or the request itself was wrong (tool results that answer no open call),
+ * or it conflicts with the session as it is now (a retry of an interrupted turn the conversation went past).
  */
-export type TurnErrorKind = "provider" | "config" | "internal" | "request";
+export type TurnErrorKind = "provider" | "config" | "internal" | "request" | "conflict";
 
 export interface TurnReply {
   content: string;

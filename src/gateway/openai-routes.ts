@@ -118,6 +118,8 @@ function throwIfFailed(reply: TurnReply): void {
         throw new ApiError(500, `nanobot's configuration cannot run this turn: ${reason}`, "server_error", "configuration_error");
       case "request":
         throw new ApiError(400, `Invalid request: ${reason}`, "invalid_request_error", null, "messages");
+      case "conflict":
+        throw new ApiError(409, `This request's earlier attempt cannot be resumed: ${reason}. Its message is kept in the session; send a new Idempotency-Key to ask again.`, "invalid_request_error", "turn_not_resumable");
       case "internal":
         throw new ApiError(500, `The turn failed inside nanobot, not at the model provider: ${reason}`, "server_error", "internal_error");
       default:

@@ -210,7 +210,9 @@ async function closeTurn(
  * Reopens the turn of `userMessageId` that a dead worker left (closed by recovery as
  * interrupted): its trailing interruption marker goes, what it completed stays (tool calls and
  * their results), and a new pending turn answers the same stored message — the message is not
- * stored again. Only while nothing came after that turn in the current thread.
+ * stored again. Only while nothing came after that message in the current thread but the turns
+ * answering it: a reopened turn cut off in its turn is reopened again, and one that completed
+ * gives its answer.
  */
 export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, userMessageId: string): Promise<TurnHandle> {
   const recoveredTurns = await recoverDanglingTurns(ops, sessionKey);
@@ -218,20 +220,25 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
   const thread = await q.currentThread(sessionKey);
   const message = await q.messageRow(userMessageId);
   if (!message) throw new MessageNotStoredError(`message ${userMessageId} of ${sessionKey} was never stored`);
-  const dead = message?.turn_id ? await q.one<TurnRow>("SELECT * FROM turns WHERE id = $1", [message.turn_id]) : undefined;
-  if (message.thread_id === thread.id && dead?.status === "completed") {
-    // Answered, and nothing after it but its own turn's messages: the caller gets that answer.
-    const after = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
-    const answer = after.filter(({ message: m }) => m.role === "assistant" && textOf(m.content).trim() !== "").at(-1);
-    if (answer && after.every(({ row }) => row.turn_id === dead.id)) {
-      throw new TurnAlreadyAnsweredError(`message ${userMessageId} of ${sessionKey} was answered already`, dead.id, textOf(answer.message.content));
-    }
+  const later = message.thread_id === thread.id ? (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) })) : [];
+  // Every attempt at answering the message (the first turn, then one per reopening), latest
+  // first: the turns of the message's row and of the rows after it that answer this message.
+  const ids = [...new Set([message.turn_id, ...later.map(({ row }) => row.turn_id)].filter((id): id is string => id !== null))];
+  const attempts = (await q.all<TurnRow>("SELECT * FROM turns WHERE id = ANY($1)", [ids]))
+    .filter((t) => t.user_message_id === userMessageId)
+    .sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
+  const own = new Set(attempts.map((t) => t.id));
+  const dead = attempts[0];
+  const wentOn = later.some(({ row }) => row.turn_id === null || !own.has(row.turn_id));
+  if (message.thread_id === thread.id && dead?.status === "completed" && !wentOn) {
+    // Answered, and nothing after it but its own turns' messages: the caller gets that answer.
+    const answer = later.filter(({ message: m }) => m.role === "assistant" && textOf(m.content).trim() !== "").at(-1);
+    if (answer) throw new TurnAlreadyAnsweredError(`message ${userMessageId} of ${sessionKey} was answered already`, dead.id, textOf(answer.message.content));
   }
   if (message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
     throw new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
   }
-  const later = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
-  if (later.some(({ row }) => row.turn_id !== dead.id)) {
+  if (wentOn) {
     throw new TurnNotResumableError(`the conversation in ${sessionKey} went on after the interrupted turn of message ${userMessageId}`);
   }
   const last = later.at(-1);

@@ -153,6 +153,41 @@ postgres.describe("session leases", () => {
       expect((await b.getTurn(handle.turnId))?.status).toBe("completed");
     });
 
+    /** Worker `w` reopened the turn of `userId`, called another tool, then its lock connection died too. */
+    async function deadAgain(w: PgSessionStore, userId: string, callId: string): Promise<string> {
+      const lease = await w.leaseSession("api:s1");
+      const handle = await w.reopenInterruptedTurn("api:s1", userId);
+      const assistant = callingAssistant("Retrying.", call(callId, "book", {}));
+      await w.saveCheckpoint(handle.turnId, { phase: "awaiting_tools", iteration: 1, newMessages: [assistant], assistant, pendingToolCalls: [call(callId, "book", {})] });
+      await sql(`SELECT pg_terminate_backend(pid) ${LEASE_LOCKS} AND granted`, [leaseName("api:s1")]);
+      await until(async () => lease.lost.aborted);
+      return handle.turnId;
+    }
+
+    it("a reopened turn cut off in its turn is reopened again, keeping what each attempt completed", async () => {
+      const [a, b, c, d] = [worker(), worker(), worker(), worker()];
+      const userId = await deadTurn(a);
+      await deadAgain(b, userId, "call_2");
+      await deadAgain(c, userId, "call_3");
+      const handle = await d.reopenInterruptedTurn("api:s1", userId);
+      expect(handle).toMatchObject({ userMessageId: userId, recoveredTurns: 1 });
+      await d.completeTurn(handle.turnId, runResult([assistantMessage("Booked.")]));
+      const history = await d.loadHistory("api:s1");
+      expect(shape(history)).toEqual([
+        "user:book the flight",
+        "assistant:Booking.[call_1]",
+        `tool(call_1):${TURN_INTERRUPTED}`,
+        "assistant:Retrying.[call_2]",
+        `tool(call_2):${TURN_INTERRUPTED}`,
+        "assistant:Retrying.[call_3]",
+        `tool(call_3):${TURN_INTERRUPTED}`,
+        "assistant:Booked.",
+      ]);
+      expect(historyProblems(history)).toEqual([]);
+      // Answered now: one more retry gets that answer from the last attempt, no new turn.
+      await expect(worker().reopenInterruptedTurn("api:s1", userId)).rejects.toMatchObject({ code: "turn_already_answered", turnId: handle.turnId, answer: "Booked." });
+    });
+
     it("refuses once the conversation went on after the interrupted turn", async () => {
       const [a, b] = [worker(), worker()];
       const userId = await deadTurn(a);
