@@ -14,33 +14,18 @@
  * location (`../../skills/`, `../peers/`) land where they do from source.
  */
 import { build } from "esbuild";
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { assertBuilt } from "../../test/support/built.js";
 import { BENCH_DIR, REPO_DIR } from "./processes.js";
 
 export const PLAIN_WORKER_DIR = join(BENCH_DIR, ".worker");
 const SRC_DIR = join(REPO_DIR, "src");
 const DIST_DIR = join(REPO_DIR, "dist");
 
-/** Newest modification time under `dir` of files ending in `ext`, ms. */
-function newestMtime(dir: string, ext: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile() || !entry.name.endsWith(ext)) continue;
-    newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
-
 /** Throws unless `dist/` was built after the last change under `src/`. */
 export function assertLibraryBuilt(srcDir = SRC_DIR, distDir = DIST_DIR): void {
-  let built: number;
-  try {
-    built = statSync(join(distDir, "index.js")).mtimeMs;
-  } catch {
-    throw new Error(`${join(distDir, "index.js")} is missing: run \`npm run build\` before the peers bench`);
-  }
-  if (newestMtime(srcDir, ".ts") > built) throw new Error(`${distDir} is older than ${srcDir}: run \`npm run build\` before the peers bench`);
+  assertBuilt(join(distDir, "index.js"), "the peers bench", srcDir);
 }
 
 let building: Promise<string> | undefined;

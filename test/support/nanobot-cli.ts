@@ -4,9 +4,21 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { assertBuilt } from "./built.js";
 
 export const NANOBOT_BIN = fileURLToPath(new URL("../../bin/nanobot.js", import.meta.url));
+
+let checked = false;
+
+/** The CLI runs `dist/`: refuse, once per test process, to run one older than `src/`. */
+function assertCliBuilt(): void {
+  if (checked) return;
+  const bundle = fileURLToPath(new URL("../../dist/bundle/main.cjs", import.meta.url));
+  assertBuilt(existsSync(bundle) ? bundle : fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url)), "the CLI tests (`npm test` builds first)");
+  checked = true;
+}
 
 export interface CliRun {
   code: number | null;
@@ -25,6 +37,7 @@ export interface CliRunOptions {
 /** Runs one command to its end. */
 export function runNanobot(args: string[], options: CliRunOptions): Promise<CliRun> {
   return new Promise((resolve, reject) => {
+    assertCliBuilt();
     const child = spawn(process.execPath, [NANOBOT_BIN, ...args], {
       cwd: options.cwd,
       env: { PATH: process.env["PATH"] ?? "", NO_COLOR: "1", ...options.env },
@@ -59,6 +72,7 @@ export interface RunningNanobot {
 
 /** Starts a long-running command (`gateway`) and returns handles to read and stop it. */
 export function startNanobot(args: string[], options: Omit<CliRunOptions, "input" | "timeoutMs">): RunningNanobot {
+  assertCliBuilt();
   const child = spawn(process.execPath, [NANOBOT_BIN, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env["PATH"] ?? "", NO_COLOR: "1", ...options.env },
