@@ -34,7 +34,7 @@ export function createSamplingHandler(runtime: Runtime): SamplingHandler {
       model,
       {
         messages,
-        maxTokens: profile && request.maxTokens > profile.maxTokens ? profile.maxTokens : request.maxTokens,
+        maxTokens: profile && !profile.omitMaxTokens && request.maxTokens > profile.maxTokens ? profile.maxTokens : request.maxTokens,
         ...(temperature !== undefined ? { temperature } : {}),
         ...(profile?.topP !== undefined ? { topP: profile.topP } : {}),
         ...(profile?.reasoningEffort ? { reasoningEffort: profile.reasoningEffort } : {}),

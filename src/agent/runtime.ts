@@ -32,6 +32,7 @@ import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import type { TokenEstimator } from "../engine/tokens/estimator.js";
 import type { MessageTokenCounter } from "../core/token-counts.js";
 import { toolNamingFor } from "./go-hooks.js";
+import { goDefaultOutputLimit } from "./go-max-tokens.js";
 import { isBuiltinAllowed } from "./permissions.js";
 import { createSubagentTools } from "./subagent-tools.js";
 import { createSamplingHandler } from "./mcp-sampling.js";
@@ -60,7 +61,10 @@ export interface AgentProfile {
   /** System prompt text (dynamic instructions already expanded for this turn). */
   instructions: string;
   tools: Tool[];
+  /** The output limit sent with each request, and kept free of the window in the budgets. */
   maxTokens: number;
+  /** True: requests carry no output limit (a Go-style agent on OpenAI Responses that sets none). */
+  omitMaxTokens?: boolean;
   contextWindow: number;
   /** Undefined: none is sent (a Go-style agent that sets none). */
   temperature: number | undefined;
@@ -365,6 +369,10 @@ export class Runtime {
         ? await resolveDynamicText(this, agent.instructions, `agents.${agentName ?? "nanobot"}.instructions`)
         : buildDefaultInstructions({ workspace: this.workspace, timezone: defaults.timezone });
     const output = agent?.output ? toRequestOutput(agent.output) : undefined;
+    // A named agent is the Go dialect: without maxTokens (its own or written in agents.defaults)
+    // it sends what Go's adapter for the provider's API sends.
+    const limit =
+      own && own.maxTokens === undefined && defaults.maxTokens === undefined ? goDefaultOutputLimit(this.registry.resolveTarget(modelRef).target.api) : { maxTokens: selection.maxTokens };
     return {
       name: agentName,
       modelRef,
@@ -374,7 +382,8 @@ export class Runtime {
       // runs that agent with its own tools.
       tools: subagents.length ? [...tools, ...createSubagentTools(this, agent, undefined, subagents)] : tools,
       modelPreset: sessionPreset !== undefined || !agent?.model ? selection.preset : undefined,
-      maxTokens: selection.maxTokens,
+      maxTokens: limit.maxTokens,
+      ...(limit.omit ? { omitMaxTokens: true } : {}),
       contextWindow: selection.contextWindow,
       // A named agent is the Go dialect: Go sends no temperature unless the agent sets one (or
       // agents.defaults.temperature is written in the file); Python's 0.1 is for agents.defaults.

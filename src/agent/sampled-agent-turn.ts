@@ -18,10 +18,11 @@ export function endsWithUser(messages: readonly Message[]): boolean {
 
 export async function runSampledAgent(runtime: Runtime, agentName: string, request: SamplingRequest, signal: AbortSignal): Promise<SamplingResponse> {
   const resolved = await runtime.resolveAgent(agentName);
+  // The server's maxTokens can only lower the agent's own limit (and is sent when the agent sends none); its temperature wins (Go).
+  const serverLimit = request.maxTokens > 0 && (resolved.omitMaxTokens === true || request.maxTokens < resolved.maxTokens);
   const profile = {
     ...resolved,
-    // The server's maxTokens can only lower the agent's own limit; its temperature wins (Go).
-    maxTokens: request.maxTokens > 0 && request.maxTokens < resolved.maxTokens ? request.maxTokens : resolved.maxTokens,
+    ...(serverLimit ? { maxTokens: request.maxTokens, omitMaxTokens: false } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
   };
   const store = runtime.store();

@@ -6,6 +6,7 @@
  */
 import { AbortedError, ConfigError, errorMessage, isAbortError, ProviderError } from "../core/errors.js";
 import { isConnectionError } from "../session/pg-db.js";
+import { PRESET_DEFAULTS } from "../config/model-presets.js";
 import { parseCommand } from "./commands/registry.js";
 import type { Runtime } from "./runtime.js";
 import { closeThrownTurn } from "./session-turn.js";
@@ -42,7 +43,7 @@ export async function settleThrownTurn(runtime: Runtime, turn: ThrownTurn): Prom
     // A resumed interrupted turn's message is stored already.
     if (turn.stopped || turn.request.toolResults || turn.request.resumeMessageId || parseCommand(requestText(turn.request)) !== undefined) return;
     const defaults = runtime.config.agents.defaults;
-    const profile = { contextWindow: defaults.contextWindowTokens, maxTokens: defaults.maxTokens, modelRef: defaults.model ?? "" };
+    const profile = { contextWindow: defaults.contextWindowTokens, maxTokens: defaults.maxTokens ?? PRESET_DEFAULTS.maxTokens, modelRef: defaults.model ?? "" };
     const input = await prepareTurnInput(runtime, profile, turn.sessionKey, turn.request.content);
     const begun = await store.beginTurn(turn.sessionKey, turn.request.messageId ? { ...input.message, id: turn.request.messageId } : input.message);
     await store.failTurn(begun.turnId, turn.error);

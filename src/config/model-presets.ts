@@ -98,7 +98,7 @@ export function defaultSelection(config: NanobotConfig, fallbackRef?: string): M
   return {
     preset: DEFAULT_PRESET,
     modelRef,
-    maxTokens: d.maxTokens,
+    maxTokens: d.maxTokens ?? PRESET_DEFAULTS.maxTokens,
     contextWindow: d.contextWindowTokens,
     temperature: d.temperature ?? PRESET_DEFAULTS.temperature,
     ...(effort ? { reasoningEffort: effort } : {}),

@@ -100,13 +100,15 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   // model's text before its tool calls and the tool hints reach the chat (both true).
   const pythonStyle = Object.keys(named).length === 0;
   const channels = pythonStyle ? { ...PYTHON_CHANNEL_SWITCHES, ...parsed.channels } : parsed.channels;
-  // Python's temperature default (0.1); a Go-style config sends none unless the file sets one.
+  // Python's temperature (0.1) and max tokens (8192) defaults; a Go-style config sends no
+  // temperature, and Go's adapter default for max tokens (src/agent/go-max-tokens.ts), unless the file sets them.
   const temperature = defaults.temperature ?? (pythonStyle ? PRESET_DEFAULTS.temperature : undefined);
+  const maxTokens = defaults.maxTokens ?? (pythonStyle ? PRESET_DEFAULTS.maxTokens : undefined);
   const config: NanobotConfig = {
     ...parsed,
     channels,
     providers,
-    agents: { defaults: { ...defaults, workspace, ...(temperature !== undefined ? { temperature } : {}) }, named },
+    agents: { defaults: { ...defaults, workspace, ...(temperature !== undefined ? { temperature } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}) }, named },
     tools,
     mcpServers,
   };

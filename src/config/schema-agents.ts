@@ -29,7 +29,11 @@ export const agentDefaultsSchema = z
     model: str().optional().describe("provider/model, split at the first '/'"),
     provider: str().optional().describe('Force a provider by name; "auto" picks one from the model'),
     workspace: str().optional().describe("Default: $NANOBOT_HOME/workspace"),
-    maxTokens: positiveInt().default(8192),
+    maxTokens: positiveInt()
+      .optional()
+      .describe(
+        "Default 8192 (the Python nanobot's); a named (Go-style) agent without its own maxTokens sends the Go nanobot's default unless this is set: none for OpenAI Responses, 4096 for Chat Completions, 64000 for Anthropic",
+      ),
     contextWindowTokens: positiveInt().default(200_000),
     temperature: nonNegativeNumber()
       .optional()

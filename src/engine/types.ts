@@ -62,6 +62,8 @@ export interface AgentSpec {
   contextWindow?: number;
   /** Output token limit per call (8,192). */
   maxTokens?: number;
+  /** Send no output limit (the provider's own default); budgets still keep `maxTokens` free. */
+  omitMaxTokens?: boolean;
   /** Replaces the computed governance budget (`contextWindow − maxTokens − 1024`). */
   contextBlockLimit?: number;
   /** End the run (`tool_error`) at the first tool call that fails, instead of letting the model recover. */

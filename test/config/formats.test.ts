@@ -106,7 +106,8 @@ describe("a Go nanobot nanobot.yaml loads unmodified", () => {
     expect(config.llmProviders.local?.headers).toEqual({ "X-Client": "nanobot" });
     expect(config.publish).toMatchObject({ name: "Shopping Assistant", entrypoint: ["shopper"] });
     expect(config.env.TRACE_HEADER).toEqual({ description: "Optional trace id forwarded to the store", optional: true });
-    expect(config.agents.defaults.maxTokens).toBe(8192);
+    // Go's: no max tokens unless the file writes one (each wire API's adapter default applies).
+    expect(config.agents.defaults.maxTokens).toBeUndefined();
     expect(defaultAgentName(config)).toBe("shopper");
     expect(defaultModel(config)).toBe("claude-sonnet-4-5");
   });

@@ -122,7 +122,7 @@ async function buildRequest(state: RunState, options: AskOptions): Promise<{ req
     ...(tools ? { tools } : {}),
     // Forcing a tool choice after round 1 makes the model call tools forever.
     ...(tools && state.iterations === 1 && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
-    maxTokens: state.settings.maxTokens,
+    ...(spec.omitMaxTokens ? {} : { maxTokens: state.settings.maxTokens }),
     ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
     ...(spec.topP !== undefined ? { topP: spec.topP } : {}),
     ...(spec.reasoningEffort ? { reasoningEffort: spec.reasoningEffort } : {}),
