@@ -2,8 +2,10 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSamplingHandler } from "../../src/agent/mcp-sampling.js";
 import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { referenceSpec } from "../mcp/helpers.js";
@@ -46,5 +48,45 @@ describe("MCP sampling requests are answered by nanobot's model, without tools",
     expect(body.tools).toBeUndefined();
     expect(JSON.stringify(body.messages)).toContain("write a haiku");
     fake.assertDone();
+  });
+});
+
+function goRuntime(helper: Record<string, unknown>): Runtime {
+  const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
+  const { config } = resolveConfig(
+    {
+      llmProviders: { fake: { dialect: "OpenAIResponses", baseURL: fake.openaiBaseURL, apiKey: "sk-go-limit-0001" } },
+      agents: { helper: { model: "fake/m", instructions: "You help.", ...helper } },
+    },
+    { env, cwd: root },
+  );
+  return new Runtime({ config, home: env.NANOBOT_HOME, env, connectMcp: false });
+}
+
+const limitOf = (i: number): unknown => (fake.requests[i]?.body as Record<string, unknown>)["max_output_tokens"];
+const signal = new AbortController().signal;
+
+// A Go-style agent on OpenAI Responses sends no output limit of its own (Go's adapter sends none):
+// a server's limit then reaches the provider as asked, whether the hinted agent runs its loop (the
+// request ends with a user message) or answers with one completion; an agent's own maxTokens caps it.
+describe("a Go agent's output limit under MCP sampling", () => {
+  it("an agent that sets none sends the server's limit, in its loop and as one completion", async () => {
+    runtime = goRuntime({});
+    expect((await runtime.resolveAgent("helper")).omitMaxTokens).toBe(true);
+    const handle = createSamplingHandler(runtime);
+    fake.enqueue({ text: "Looped." }, { text: "Completed." });
+    await handle({ server: "s", messages: [userMessage("plan it")], maxTokens: 300, modelHints: ["helper"] }, signal);
+    await handle({ server: "s", messages: [userMessage("plan it"), assistantMessage("Sure:")], maxTokens: 250, modelHints: ["helper"] }, signal);
+    expect([limitOf(0), limitOf(1)]).toEqual([300, 250]);
+    fake.assertDone();
+  });
+
+  it("an agent's own maxTokens is the most a server gets", async () => {
+    runtime = goRuntime({ maxTokens: 200 });
+    const handle = createSamplingHandler(runtime);
+    fake.enqueue({ text: "Looped." }, { text: "Completed." });
+    await handle({ server: "s", messages: [userMessage("plan it")], maxTokens: 300, modelHints: ["helper"] }, signal);
+    await handle({ server: "s", messages: [userMessage("plan it"), assistantMessage("Sure:")], maxTokens: 300, modelHints: ["helper"] }, signal);
+    expect([limitOf(0), limitOf(1)]).toEqual([200, 200]);
   });
 });
