@@ -137,6 +137,8 @@ describe("a config hook that changes the agent in a later round", () => {
       const r = await f.nanobot(config, "look it up");
       expect(r.code).toBe(0);
       expect(f.body(0).model).toBe("test-model");
+      // Round 1 is the configured Go agent, which sets no maxTokens: Go's Chat Completions default.
+      expect(f.body(0).max_tokens ?? f.body(0).max_completion_tokens).toBe(4096);
       expect(f.body(1).model).toBe("other-model");
       expect(f.body(1).temperature).toBe(0.3);
       expect(f.body(1).max_tokens ?? f.body(1).max_completion_tokens).toBe(777);
