@@ -188,10 +188,10 @@ export async function prepareGoTurn(runtime: Runtime, input: GoTurnInput): Promi
         if (!changed) return { request: { ...request, messages: messagesNow } };
         const defs = new ToolRegistry(tools).definitions();
         // What Go takes from the returned agent for the next call: tools, instructions, model and its settings.
-        const { maxTokens: _sent, ...unlimited } = request;
-        const limited = profile.omitMaxTokens ? unlimited : { ...request, maxTokens: profile.maxTokens ?? request.maxTokens };
+        const { maxTokens: _sent, ...rest } = request;
+        const limit = profile.omitMaxTokens ? {} : { maxTokens: profile.maxTokens };
         return {
-          request: { ...limited, temperature: profile.temperature, topP: profile.topP, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) },
+          request: { ...rest, ...limit, temperature: profile.temperature, topP: profile.topP, messages: messagesNow, ...(request.tools ? { tools: defs } : {}) },
           tools,
           ...(refused ? { refusedTools: refused } : {}),
           ...(profile.model !== modelBefore ? { model: profile.model } : {}),

@@ -125,7 +125,7 @@ export async function runTurnEngine(runtime: Runtime, input: TurnEngineInput): P
       maxToolResultChars: profile.maxToolResultChars,
       contextWindow: profile.contextWindow,
       maxTokens: profile.maxTokens,
-      ...(profile.omitMaxTokens ? { omitMaxTokens: true } : {}),
+      omitMaxTokens: profile.omitMaxTokens,
       // agents.defaults.contextBlockLimit (the Python key): the prompt's token budget, when set.
       ...(runtime.config.agents.defaults.contextBlockLimit !== undefined ? { contextBlockLimit: runtime.config.agents.defaults.contextBlockLimit } : {}),
       outputDir: runtime.sessionDir(sessionKey),

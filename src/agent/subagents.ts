@@ -143,7 +143,7 @@ export class SubagentManager {
             maxToolResultChars: profile.maxToolResultChars,
             contextWindow: profile.contextWindow,
             maxTokens: profile.maxTokens,
-            ...(profile.omitMaxTokens ? { omitMaxTokens: true } : {}),
+            omitMaxTokens: profile.omitMaxTokens,
             temperature: profile.temperature,
             workspace: this.options.workspace,
             sessionKey: origin.sessionKey,

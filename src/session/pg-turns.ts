@@ -220,7 +220,9 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
   const thread = await q.currentThread(sessionKey);
   const message = await q.messageRow(userMessageId);
   if (!message) throw new MessageNotStoredError(`message ${userMessageId} of ${sessionKey} was never stored`);
-  const later = message.thread_id === thread.id ? (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) })) : [];
+  const notInterrupted = () => new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
+  if (message.thread_id !== thread.id) throw notInterrupted();
+  const later = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
   // Every attempt at answering the message (the first turn, then one per reopening), latest
   // first: the turns of the message's row and of the rows after it that answer this message.
   const ids = [...new Set([message.turn_id, ...later.map(({ row }) => row.turn_id)].filter((id): id is string => id !== null))];
@@ -230,14 +232,12 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
   const own = new Set(attempts.map((t) => t.id));
   const dead = attempts[0];
   const wentOn = later.some(({ row }) => row.turn_id === null || !own.has(row.turn_id));
-  if (message.thread_id === thread.id && dead?.status === "completed" && !wentOn) {
+  if (dead?.status === "completed" && !wentOn) {
     // Answered, and nothing after it but its own turns' messages: the caller gets that answer.
     const answer = later.filter(({ message: m }) => m.role === "assistant" && textOf(m.content).trim() !== "").at(-1);
     if (answer) throw new TurnAlreadyAnsweredError(`message ${userMessageId} of ${sessionKey} was answered already`, dead.id, textOf(answer.message.content));
   }
-  if (message.thread_id !== thread.id || !dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) {
-    throw new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
-  }
+  if (!dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) throw notInterrupted();
   if (wentOn) {
     throw new TurnNotResumableError(`the conversation in ${sessionKey} went on after the interrupted turn of message ${userMessageId}`);
   }

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 export const REPO_SRC_DIR = fileURLToPath(new URL("../../src", import.meta.url));
 
 /** Newest modification time under `dir` of files ending in `ext`, ms. */
-export function newestMtime(dir: string, ext: string): number {
+function newestMtime(dir: string, ext: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || !entry.name.endsWith(ext)) continue;

@@ -35,14 +35,11 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
     if (m.role === "assistant") {
       renames = undefined;
       let content: AssistantContentPart[] | undefined;
-      /** Each call's id as stored and as sent, in order. */
-      const calls: [original: string, id: string][] = [];
       for (let k = 0; k < m.content.length; k++) {
         const p = m.content[k]!;
         if (p.type !== "toolCall") continue;
         const id = seen.has(p.id) ? freshId(p.id, seen, next) : p.id;
         seen.add(id);
-        calls.push([p.id, id]);
         if (id !== p.id) {
           content ??= m.content.slice();
           content[k] = { ...p, id };
@@ -50,11 +47,15 @@ export function uniqueCallIds(messages: readonly Message[]): readonly Message[] 
       }
       if (content) {
         fixed = { ...m, content };
+        // Stored id → the ids its calls are sent with, in order (the copy and the message side by side).
         renames = new Map();
-        for (const [original, id] of calls) {
-          const ids = renames.get(original);
-          if (ids) ids.push(id);
-          else renames.set(original, [id]);
+        for (let k = 0; k < content.length; k++) {
+          const sent = content[k]!;
+          const stored = m.content[k]!;
+          if (sent.type !== "toolCall" || stored.type !== "toolCall") continue;
+          const ids = renames.get(stored.id);
+          if (ids) ids.push(sent.id);
+          else renames.set(stored.id, [sent.id]);
         }
       }
     } else if (m.role === "tool") {
