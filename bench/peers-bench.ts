@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { WorkerJob, WorkerResult } from "./contenders/worker.js";
 import { PEERS_DIR, STORED_CONTENDERS } from "./contenders/types.js";
+import type { HistoryPlace } from "./contenders/types.js";
 import { measureColdStarts } from "./cold-start.js";
 import type { ColdStartResult } from "./cold-start.js";
 import { REPO_DIR, runToExit, startFakeLLMProcess } from "./support/processes.js";
@@ -152,6 +153,12 @@ async function measure(
   });
 }
 
+function placesFor(history: number, options: PeersBenchOptions): HistoryPlace[] {
+  if (history === 0) return ["memory"];
+  const longest = Math.max(...options.loopSizes.map(([h]) => h));
+  return history === longest ? ["memory", "disk", "lived"] : ["memory", "disk"];
+}
+
 export async function runPeersBench(options: PeersBenchOptions, log: (line: string) => void = () => undefined): Promise<PeersBenchResult> {
   await ensurePeers(log);
   const fake = await startFakeLLMProcess(0);
@@ -159,9 +166,10 @@ export async function runPeersBench(options: PeersBenchOptions, log: (line: stri
   const figures: Figure[] = [];
   try {
     for (const [history, runs] of options.loopSizes) {
-      // The history in memory (every contender), then, for the two products, only on disk.
-      for (const place of history === 0 ? (["memory"] as const) : (["memory", "disk"] as const)) {
-        const label = place === "memory" ? `${history} prior msgs` : `${history} prior msgs from disk`;
+      // The history in memory (every contender), then, for the two products, only on disk, and
+      // at the longest history the session's second turn (see HistoryPlace).
+      for (const place of placesFor(history, options)) {
+        const label = place === "memory" ? `${history} prior msgs` : place === "disk" ? `${history} prior msgs from disk` : `${history} prior msgs, 2nd turn`;
         log(`loop overhead, ${label}, ${runs} runs × ${options.runs} …`);
         figures.push(
           ...(await measure(
@@ -171,6 +179,7 @@ export async function runPeersBench(options: PeersBenchOptions, log: (line: stri
             () => ({ workload: "loop", history, runs, warmup: options.loopWarmup, place }),
             [
               { figure: `loop CPU per run, ${label}`, unit: "ms", lowerIsBetter: true, pick: (r) => (r.cpuUsPerRun ?? Number.NaN) / 1000 },
+              { figure: `loop main-thread CPU per run, ${label}`, unit: "ms", lowerIsBetter: true, pick: (r) => (r.mainThreadCpuUsPerRun ?? Number.NaN) / 1000 },
               { figure: `loop wall per run, ${label}`, unit: "ms", lowerIsBetter: true, pick: (r) => r.wallMsPerRun ?? Number.NaN },
             ],
             errors,

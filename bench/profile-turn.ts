@@ -4,14 +4,16 @@
  *
  *   npx tsx bench/profile-turn.ts --history=1000 [--turns=40] [--warmup=10] [--contender=nanobot-loop]
  *                                 [--out=bench/profiles/loop-1000] [--no-profile] [--workload=loop|steady|heavy]
- *                                 [--place=memory|disk]
+ *                                 [--place=memory|disk|lived]
  *
  * `loop` (default): each turn in its own session seeded with `history` messages (as the peers
  * bench); `steady`: every turn in ONE session seeded with `history` messages, after its first
  * turn; `heavy`: the `bench-heavy` turn (30 tool rounds of 20 KB), fresh session each.
- * `--place` (loop): where the seeded history is when a turn starts (see `HistoryPlace`).
+ * `--place` (loop): where the seeded history is when a turn starts (see `HistoryPlace`; `lived`:
+ * each session's first turn is run untimed before the warm-up, as the peers bench does).
  *
- * Prints CPU per turn and writes `<out>.md`, the top functions by self and by total time (the
+ * Prints CPU per turn (and how much of it ran on other threads than the main one: V8 compiles
+ * optimized code and helps the GC on its own threads) and writes `<out>.md`, the top functions by self and by total time (the
  * summary kept in git), and `<out>.cpuprofile` (open it in Chrome DevTools or speedscope for the
  * flame graph; not committed). `--no-profile` only measures, for quick A/B runs.
  */
@@ -19,9 +21,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { CreateContender } from "./contenders/types.js";
+import type { CreateContender, HistoryPlace } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
-import { startFakeLLMProcess } from "./support/processes.js";
+import { cpuMsOf, startFakeLLMProcess } from "./support/processes.js";
 import { costTable, summarise } from "./support/profile-summary.js";
 
 function arg(name: string, fallback: string): string {
@@ -35,14 +37,20 @@ const warmup = Number(arg("warmup", "10"));
 const contenderName = arg("contender", "nanobot-loop");
 const profile = !process.argv.includes("--no-profile");
 const workload = arg("workload", "loop");
-const place = arg("place", "memory") === "disk" ? "disk" : "memory";
-const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}${place === "disk" ? "-disk" : ""}`;
+const placeArg = arg("place", "memory");
+const place: HistoryPlace = placeArg === "disk" || placeArg === "lived" ? placeArg : "memory";
+const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}${place === "memory" ? "" : `-${place}`}`;
 const out = arg("out", join("bench", "profiles", `${contenderName}-${stem}`));
 
 const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
+/**
+ * CPU of the main thread alone, ms (Linux; 10 ms ticks, so read it over many turns). The rest of
+ * the process's CPU is other threads: V8's optimizing compiler and GC helpers, libuv's pool.
+ */
+const mainThreadMs = () => cpuMsOf(process.pid, 100, `/proc/${process.pid}/task/${process.pid}/stat`);
 
 async function main(): Promise<void> {
   for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
@@ -56,7 +64,8 @@ async function main(): Promise<void> {
       if (a.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(a)}`);
     };
     const run = (i: number) => (workload === "heavy" ? c.heavyTurn!(i) : c.loopTurn(workload === "steady" ? 0 : i));
-    if (workload === "loop") await c.prepareLoop(history, warmup + turns, place);
+    if (workload === "loop") await c.prepareLoop(history, warmup + turns, place === "lived" ? "memory" : place);
+    if (workload === "loop" && place === "lived") for (let i = 0; i < warmup + turns; i++) check(await run(i));
     else if (workload === "steady") await c.prepareLoop(history, 1);
     for (let i = 0; i < warmup; i++) check(await run(i));
     await fake.reset(0);
@@ -69,16 +78,18 @@ async function main(): Promise<void> {
     }
     const cpu0 = cpuUs();
     const split0 = process.cpuUsage();
+    const main0 = mainThreadMs();
     for (let i = warmup; i < warmup + turns; i++) check(await run(i));
     const cpuMs = (cpuUs() - cpu0) / 1000 / turns;
     const split = process.cpuUsage(split0);
+    const mainMs = (mainThreadMs() - main0) / turns;
     // Stopped before asking the fake for its counters: that one fetch (undici's first use) is not the turn's.
     const stopped = profile ? await session.post("Profiler.stop") : undefined;
     const stats = await fake.stats();
     const requests = stats.requests / turns;
     const kbPerRequest = stats.bodyBytes / Math.max(1, stats.requests) / 1024;
     process.stdout.write(
-      `${contenderName} @ ${history} prior msgs: ${cpuMs.toFixed(2)} ms CPU/turn, ${requests} LLM requests/turn, ${kbPerRequest.toFixed(1)} KB/request (user ${(split.user / 1000 / turns).toFixed(2)} + system ${(split.system / 1000 / turns).toFixed(2)} ms)\n`,
+      `${contenderName} @ ${history} prior msgs: ${cpuMs.toFixed(2)} ms CPU/turn, ${requests} LLM requests/turn, ${kbPerRequest.toFixed(1)} KB/request (user ${(split.user / 1000 / turns).toFixed(2)} + system ${(split.system / 1000 / turns).toFixed(2)} ms; main thread ${mainMs.toFixed(2)} + other threads ${(cpuMs - mainMs).toFixed(2)} ms)\n`,
     );
     if (stopped) {
       const p = stopped.profile;

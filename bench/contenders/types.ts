@@ -17,8 +17,13 @@ export interface ContenderSetup {
  * the session already, as it does for a session it served before (the two products' session
  * caches; the engines only ever take history from the caller). `disk`: the session is only in
  * the product's store (its first turn since the process started: read and parsed from disk).
+ * `lived` (the two products): as `memory`, and the contender has already answered one turn in
+ * that session, so the measured turn is the conversation's second in the process: whatever a
+ * product does once to a history it takes over (nanobot consolidates one past its caps) is done,
+ * as it would be in a conversation the assistant has been having. The worker runs that first
+ * turn, untimed (see worker.ts).
  */
-export type HistoryPlace = "memory" | "disk";
+export type HistoryPlace = "memory" | "disk" | "lived";
 
 /** The contenders with a session store of their own; only they have a `disk` place. */
 export const STORED_CONTENDERS: readonly string[] = ["nanobot-loop", "jcheese-nanobot"];

@@ -5,7 +5,7 @@
  * lets the harness interleave contenders run by run. Console output is silenced (one peer logs
  * every tool call), so no contender pays for a terminal.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Contender, CreateContender, HistoryPlace } from "./types.js";
@@ -19,6 +19,11 @@ export type WorkerJob =
 export interface WorkerResult {
   /** loop: process CPU time per run, µs. */
   cpuUsPerRun?: number;
+  /**
+   * loop: the main thread's share of it, µs (Linux, 10 ms ticks; NaN elsewhere). The rest ran on
+   * V8's threads: optimizing compiles of code that became hot, and GC helpers.
+   */
+  mainThreadCpuUsPerRun?: number;
   /** loop: wall time per run, ms. */
   wallMsPerRun?: number;
   /** parallel: wall time of each measured turn, ms. */
@@ -45,16 +50,37 @@ function cpuUs(): number {
 
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
+/** CPU time of this process's main thread so far, µs; NaN without /proc. */
+function mainThreadCpuUs(): number {
+  try {
+    const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, "utf8");
+    // utime and stime, in clock ticks (100 per second), after the parenthesised command name.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
-    await c.prepareLoop(job.history, job.warmup + job.runs, job.place);
+    const count = job.warmup + job.runs;
+    await c.prepareLoop(job.history, count, job.place === "lived" ? "memory" : job.place);
+    // Each session's first turn, untimed: the measured one is its second (see HistoryPlace).
+    if (job.place === "lived") for (let i = 0; i < count; i++) check(await c.loopTurn(i), job.contender);
     for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
     const baselineRssMiB = rssMiB();
     const cpu0 = cpuUs();
+    const main0 = mainThreadCpuUs();
     const t0 = performance.now();
     for (let i = job.warmup; i < job.warmup + job.runs; i++) check(await c.loopTurn(i), job.contender);
     const wall = performance.now() - t0;
-    return { cpuUsPerRun: (cpuUs() - cpu0) / job.runs, wallMsPerRun: wall / job.runs, baselineRssMiB };
+    return {
+      cpuUsPerRun: (cpuUs() - cpu0) / job.runs,
+      mainThreadCpuUsPerRun: (mainThreadCpuUs() - main0) / job.runs,
+      wallMsPerRun: wall / job.runs,
+      baselineRssMiB,
+    };
   }
   if (job.workload === "parallel") {
     for (let i = 0; i < job.warmup; i++) check(await c.parallelTurn(), job.contender);

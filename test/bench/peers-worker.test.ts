@@ -31,6 +31,17 @@ describe("peers bench worker", () => {
     expect((await fake.stats()).requests).toBe(9);
   }, 60_000);
 
+  it("measures a session's second turn: each prepared session answers once, untimed, before the warm-up", async () => {
+    await fake.reset(0);
+    const result = await runWorker({ contender: "nanobot-loop", baseURL: fake.baseURL, workload: "loop", history: 4, runs: 2, warmup: 1, place: "lived" });
+    // Three sessions (one warm-up, two measured), each answering the bench-loop script twice.
+    expect((await fake.stats()).requests).toBe(3 * 3 * 2);
+    expect(result.cpuUsPerRun).toBeGreaterThan(0);
+    // The main thread's share is read from /proc in clock ticks: a part of the whole, never more.
+    expect(Number.isFinite(result.mainThreadCpuUsPerRun)).toBe(true);
+    expect(result.mainThreadCpuUsPerRun).toBeLessThanOrEqual(result.cpuUsPerRun! + 10_000);
+  }, 60_000);
+
   it("refuses a library build older than its sources", () => {
     const root = mkdtempSync(join(tmpdir(), "nanobot-plain-worker-"));
     try {
