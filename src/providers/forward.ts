@@ -8,9 +8,9 @@ const CONTENT_EVENTS: ReadonlySet<ModelEvent["type"]> = new Set(["text_delta", "
 export const isContentEvent = (event: ModelEvent): boolean => CONTENT_EVENTS.has(event.type);
 
 /**
- * Forwards an inner stream's events to `out` as they arrive, except its terminal `error`
- * (the decorator decides what the caller sees) and events `skip` rejects. Returns the inner
- * result's promise (not awaited) and whether content was forwarded.
+ * Forwards an inner stream's events to `out` as they are pushed, except its terminal `error`
+ * (the decorator decides what the caller sees) and events `skip` rejects. Resolves once the inner
+ * stream has ended, with whether content was forwarded; the caller then awaits its result.
  */
 export async function forwardEvents(
   inner: ModelStream,
@@ -19,13 +19,13 @@ export async function forwardEvents(
   onContent: () => void = () => undefined,
 ): Promise<{ streamed: boolean }> {
   let streamed = false;
-  for await (const event of inner) {
-    if (event.type === "error" || skip(event)) continue;
+  await inner.pipe((event) => {
+    if (event.type === "error" || skip(event)) return;
     if (isContentEvent(event)) {
       streamed = true;
       onContent();
     }
     out.push(event);
-  }
+  });
   return { streamed };
 }

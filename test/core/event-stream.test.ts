@@ -85,4 +85,50 @@ describe("EventStream", () => {
     const events = await collect(s);
     expect(events[0]?.type).toBe("error");
   });
+
+  describe("pipe", () => {
+    it("hands queued events first, then each pushed one as it is pushed, and resolves at the end", async () => {
+      const s = new EventStream<Ev, string>(toError);
+      s.push({ type: "n", n: 1 });
+      const seen: number[] = [];
+      const piped = s.pipe((e) => seen.push(e.type === "n" ? e.n : -1));
+      expect(seen).toEqual([1]);
+      s.push({ type: "n", n: 2 });
+      // Synchronously: no promise or microtask between the push and the consumer.
+      expect(seen).toEqual([1, 2]);
+      s.end("done");
+      await piped;
+      await expect(s.result()).resolves.toBe("done");
+      // Nothing was buffered for an iterator.
+      expect(await collect(s)).toEqual([]);
+    });
+
+    it("resolves when the producer fails, after handing over the error event", async () => {
+      const boom = new Error("boom");
+      const s = EventStream.run<Ev, number>(toError, async (stream) => {
+        stream.push({ type: "n", n: 1 });
+        throw boom;
+      });
+      const seen: Ev[] = [];
+      await s.pipe((e) => seen.push(e));
+      expect(seen).toEqual([{ type: "n", n: 1 }, { type: "error", error: boom }]);
+      await expect(s.result()).rejects.toBe(boom);
+    });
+
+    it("rejects with what the consumer threw and drops the events after it; the producer goes on", async () => {
+      const s = new EventStream<Ev, string>(toError);
+      const seen: number[] = [];
+      const piped = s.pipe((e) => {
+        if (e.type === "n" && e.n === 2) throw new Error("consumer broke");
+        if (e.type === "n") seen.push(e.n);
+      });
+      s.push({ type: "n", n: 1 });
+      s.push({ type: "n", n: 2 });
+      s.push({ type: "n", n: 3 });
+      await expect(piped).rejects.toThrow("consumer broke");
+      s.end("done");
+      expect(seen).toEqual([1]);
+      await expect(s.result()).resolves.toBe("done");
+    });
+  });
 });

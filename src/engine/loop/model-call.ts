@@ -193,8 +193,9 @@ async function callModel(state: RunState, request: LLMRequest): Promise<ModelRes
 async function streamModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
   const ctx = hookContext(state);
   const stream = state.model.stream(request, state.signal);
-  const forward = (async () => {
-    for await (const event of stream) {
+  // Each event as the provider pushes it: no promise per delta.
+  stream
+    .pipe((event) => {
       if (event.type === "text_delta") {
         state.emit({ type: "text_delta", delta: event.delta });
         state.hooks.delta(ctx, { kind: "text", delta: event.delta });
@@ -206,9 +207,8 @@ async function streamModel(state: RunState, request: LLMRequest): Promise<ModelR
       } else if (event.type === "fallback") {
         state.emit({ type: "warning", message: `model fallback ${event.from} → ${event.to}: ${event.error}` });
       }
-    }
-  })();
-  forward.catch(() => undefined);
+    })
+    .catch(() => undefined);
   // A provider that ignores the signal must not keep an aborted run waiting.
   const abort = abortRace(state.signal);
   try {
