@@ -105,6 +105,8 @@ export interface FakeLLM {
   readonly anthropicBaseURL: string;
   /** Every request received, in order. */
   readonly requests: RecordedRequest[];
+  /** TCP connections accepted so far (a client that keeps its connection alive opens one). */
+  readonly connections: number;
   /** Queue steps; each request consumes the next one. */
   enqueue(...steps: FakeStep[]): void;
   /** Steps not consumed yet. */

@@ -73,12 +73,14 @@ class ScriptedLLM implements FakeLLM {
   private readonly sleeps = new Set<PendingSleep>();
   private closing = false;
   private seq = 0;
+  private connectionCount = 0;
 
   constructor(
     private readonly server: Server,
     readonly url: string,
   ) {
     server.on("connection", (socket: Socket) => {
+      this.connectionCount++;
       this.sockets.add(socket);
       socket.on("close", () => this.sockets.delete(socket));
     });
@@ -88,6 +90,11 @@ class ScriptedLLM implements FakeLLM {
         res.destroy();
       });
     });
+  }
+
+  /** TCP connections accepted so far (a client that keeps its connection alive opens one). */
+  get connections(): number {
+    return this.connectionCount;
   }
 
   get openaiBaseURL(): string {

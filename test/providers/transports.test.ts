@@ -51,6 +51,17 @@ describe.each(TRANSPORTS)("provider requests over %s", (name, extra) => {
     expect(fetchCalls.length).toBe(name === "injected fetch" ? 1 : 0);
   });
 
+  it("fails with the provider's error when it arrives inside the stream, after the deltas before it", async () => {
+    const chunk = (delta: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    const body = `${chunk({ role: "assistant", content: "" })}${chunk({ content: "partial" })}data: ${JSON.stringify({ error: { message: "The server is overloaded", type: "server_error" } })}\n\ndata: [DONE]\n\n`;
+    fake.enqueue({ kind: "raw", body, contentType: "text/event-stream" });
+    const { events, error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
+    expect(deltas(events, "text_delta")).toBe("partial");
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error).toMatchObject({ kind: "server", streamed: true });
+    expect((error as Error).message).toContain("stream error: The server is overloaded");
+  });
+
   it("maps an HTTP error with its Retry-After header", async () => {
     fake.enqueue({ kind: "error", status: 429, body: { error: { message: "Rate limit reached", type: "rate_limit_error" } }, headers: { "retry-after": "7" } });
     const { error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
@@ -87,4 +98,14 @@ describe.each(TRANSPORTS)("provider requests over %s", (name, extra) => {
     expect(error).toMatchObject({ kind: "connection" });
     expect((error as Error).message).toContain("ECONNREFUSED");
   });
+});
+
+it("keeps the connection for the next request when a stream is read to its [DONE] (node http)", async () => {
+  fake.enqueue({ text: "first" }, { text: "second" }, { text: "third" });
+  for (const expected of ["first", "second", "third"]) {
+    const { events, error } = await collect(rawModel(fake, "chat").stream(ask("hi")));
+    expect(error).toBeUndefined();
+    expect(deltas(events, "text_delta")).toBe(expected);
+  }
+  expect(fake.connections).toBe(1);
 });
