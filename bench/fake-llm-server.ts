@@ -104,6 +104,7 @@ export function pickStep(body: string): Step {
 
 let delayMs = Number(process.argv.find((a) => a.startsWith("--delay="))?.slice(8) ?? 0);
 let requests = 0;
+let connections = 0;
 let bodyBytes = 0;
 /** Arrival → response written, ms, per chat request (the fake's own answer time, delay included). */
 let answerTimes: number[] = [];
@@ -134,12 +135,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   // The delay counts from the request's arrival, so reading and scanning its body is part of it.
   const arrived = performance.now();
   const url = req.url ?? "/";
-  if (url === "/_stats") return send(res, 200, "application/json", JSON.stringify({ requests, firstRequestAt, bodyBytes, answerMs: summary(answerTimes) }));
+  if (url === "/_stats") return send(res, 200, "application/json", JSON.stringify({ requests, firstRequestAt, bodyBytes, connections, answerMs: summary(answerTimes) }));
   const body = await readBody(req);
   if (url === "/_control") {
     const parsed = JSON.parse(body || "{}") as { delayMs?: number };
     if (typeof parsed.delayMs === "number") delayMs = parsed.delayMs;
     requests = 0;
+    connections = 0;
     bodyBytes = 0;
     answerTimes = [];
     firstRequestAt = null;
@@ -169,6 +171,8 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
+// Connections opened since the last reset (a client that keeps its connections alive opens few).
+server.on("connection", () => connections++);
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ port: typeof address === "object" && address ? address.port : 0 })}\n`);

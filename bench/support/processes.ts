@@ -57,6 +57,8 @@ export interface FakeStats {
   firstRequestAt: number | null;
   /** Request bytes received since the last reset. */
   bodyBytes: number;
+  /** TCP connections the fake accepted since the last reset (the reset's own included). */
+  connections: number;
   /** The fake's own arrival → answer time (its delay included), ms. */
   answerMs: { p50: number; p99: number } | null;
 }

@@ -9,7 +9,7 @@ import { modelErrorEvent } from "../core/llm.js";
 import type { FinishReason, Usage } from "../core/messages.js";
 import { isStableWireForm, toChatMessages } from "./chat-messages.js";
 import { mapStreamError } from "./error-mapping.js";
-import { joinUrl, parseEventData, pumpSse } from "./http.js";
+import { joinUrl, parseEventData, streamSse } from "./http.js";
 import { JsonItems, JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
@@ -125,18 +125,18 @@ export const streamChat = (target: ModelTarget, request: LLMRequest, signal?: Ab
       }
     };
     const req = { url: joinUrl(target.baseURL, "chat/completions"), headers: authHeaders(target), body: buildChatBody(target, request) };
-    await pumpSse(target, req, signal, out, (message) => {
+    for await (const message of streamSse(target, req, signal, out)) {
       if (message.data.trim() === "[DONE]") {
         sawDone = true;
-        return false;
+        break;
       }
       const chunk = parseEventData(target, message);
-      if (!chunk) return;
+      if (!chunk) continue;
       if (chunk.error) throw mapStreamError(chunk, { provider: target.provider, model: target.model, streamed: out.streamed });
       if (chunk.usage && typeof chunk.usage === "object") out.setUsage(mapChatUsage(chunk.usage as Record<string, unknown>));
       const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Record<string, unknown>>) : [];
       const choice = choices[0];
-      if (!choice) return;
+      if (!choice) continue;
       const delta = (choice.delta ?? choice.message ?? {}) as ChatDelta;
       const reasoning = delta.reasoning_content ?? delta.reasoning;
       if (typeof reasoning === "string") out.reasoning(reasoning);
@@ -156,7 +156,7 @@ export const streamChat = (target: ModelTarget, request: LLMRequest, signal?: Ab
       }
       const finish = mapChatFinish(choice.finish_reason);
       if (finish) out.setFinish(finish);
-    });
+    }
     emitPieces(out, think.flush());
     closeCallsBefore(undefined);
     if (!out.finishReason && !sawDone) {

@@ -1,6 +1,6 @@
 /**
  * The one HTTP path every adapter uses: POST a JSON body, map non-2xx answers to errors, and
- * hand over the server-sent events as they arrive (parsed by `eventsource-parser`). The idle timer
+ * yield the server-sent events as they arrive (parsed by `eventsource-parser`). The idle timer
  * aborts the request when the server goes quiet, so a stalled stream cannot hang a turn.
  */
 import type { EventSourceMessage } from "eventsource-parser";
@@ -51,19 +51,15 @@ function safeJson(text: string): unknown {
 }
 
 /**
- * POSTs `req` and hands its SSE messages to `onMessage` as they are parsed, until the body ends
- * or `onMessage` returns `false`. Rejects with `ProviderError` (HTTP, network, stall),
- * `AbortedError` (caller's signal) or, unchanged, what `onMessage` threw; the underlying request
- * is ended in every case. Messages are handled synchronously as the socket delivers them: no
- * promise per message.
+ * POSTs `req` and yields its SSE messages. Throws `ProviderError` (HTTP, network, stall) or
+ * `AbortedError` (caller's signal); the underlying request is cancelled in every case.
  */
-export async function pumpSse(
+export async function* streamSse(
   target: ModelTarget,
   req: SseRequest,
   signal: AbortSignal | undefined,
   progress: StreamProgress,
-  onMessage: (message: EventSourceMessage) => boolean | void,
-): Promise<void> {
+): AsyncGenerator<EventSourceMessage> {
   const ctx = (): ErrorContext => ({ provider: target.provider, model: target.model, streamed: progress.streamed });
   const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const init = {
@@ -88,15 +84,12 @@ export async function pumpSse(
     if (source.headers.get("content-type")?.includes("application/json")) {
       throw jsonInsteadOfStream(await readText(source, signal, ctx()), target, ctx());
     }
-    await source.forEach((message) => {
-      try {
-        return onMessage(message);
-      } catch (err) {
-        throw new ConsumerFailure(err);
-      }
-    });
+    for (;;) {
+      const message = await source.next();
+      if (!message) return;
+      yield message;
+    }
   } catch (err) {
-    if (err instanceof ConsumerFailure) throw err.error;
     if (err instanceof StallSignal) {
       throw new ProviderError(`${target.provider} stream stalled: no data for ${Math.round(idleMs / 1000)}s`, {
         kind: "stream_stalled",
@@ -108,11 +101,6 @@ export async function pumpSse(
     // Ends the HTTP request when the consumer stops early, fails, or the body is done.
     source.close();
   }
-}
-
-/** Carries what the message handler threw past the network-error mapping. */
-class ConsumerFailure {
-  constructor(readonly error: unknown) {}
 }
 
 async function readText(source: SseSource, signal: AbortSignal | undefined, ctx: ErrorContext): Promise<string> {

@@ -27,12 +27,6 @@ export interface SseSource {
   text(): Promise<string>;
   /** The next message; undefined at the end. Rejects with `StallSignal` after `idleMs` of silence. */
   next(): Promise<EventSourceMessage | undefined>;
-  /**
-   * Hands each message to `onMessage` as it is parsed (in place of `next()`): resolves at the
-   * end of the body or when `onMessage` returns `false`; rejects like `next()` when the
-   * connection fails or goes quiet, and with what `onMessage` threw.
-   */
-  forEach(onMessage: (message: EventSourceMessage) => boolean | void): Promise<void>;
   /** Ends the request (idempotent). */
   close(): void;
 }
@@ -80,8 +74,6 @@ class NodeSseSource implements SseSource {
   private ended = false;
   private failure: unknown;
   private wake: (() => void) | undefined;
-  /** Set by `forEach`: parsed messages go to it instead of the queue. */
-  private deliver: ((message: EventSourceMessage) => void) | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private streaming = false;
 
@@ -128,28 +120,6 @@ class NodeSseSource implements SseSource {
     });
   }
 
-  forEach(onMessage: (message: EventSourceMessage) => boolean | void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      let stopped = false;
-      this.deliver = (message) => {
-        if (stopped) return;
-        try {
-          if (onMessage(message) === false) {
-            stopped = true;
-            this.finish();
-          }
-        } catch (err) {
-          stopped = true;
-          this.finish(err);
-        }
-      };
-      this.wake = () => (this.failure !== undefined ? reject(this.failure) : resolve());
-      for (let message = this.queue.shift(); message && !stopped; message = this.queue.shift()) this.deliver(message);
-      if (stopped) this.notify();
-      else if (!this.streaming) this.startStreaming();
-    });
-  }
-
   close(): void {
     this.stopIdleTimer();
     if (!this.res.complete || !this.req.writableFinished) this.req.destroy();
@@ -158,12 +128,11 @@ class NodeSseSource implements SseSource {
 
   private startStreaming(): void {
     this.streaming = true;
-    const parser = createParser({ onEvent: (message) => (this.deliver ? this.deliver(message) : this.queue.push(message)) });
+    const parser = createParser({ onEvent: (message) => this.queue.push(message) });
     this.armIdleTimer();
     this.res.on("data", (chunk: string) => {
       this.armIdleTimer();
       parser.feed(chunk);
-      if (this.deliver) return;
       if (this.queue.length >= HIGH_WATER) this.res.pause();
       this.notify();
     });
@@ -222,23 +191,19 @@ export async function openWithFetch(fetchFn: FetchFunction, init: SseRequestInit
     throw err;
   }
   let reader: ReadableStreamDefaultReader<EventSourceMessage> | undefined;
-  const next = async (): Promise<EventSourceMessage | undefined> => {
-    if (!res.body) return undefined;
-    if (!reader) {
-      // Loaded here: its class extends TransformStream, which would load web streams at start-up.
-      const { EventSourceParserStream } = await import("eventsource-parser/stream");
-      reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
-    }
-    const read = await readWithIdleTimeout(reader, init.idleMs, controller);
-    return read.done ? undefined : read.value;
-  };
   return {
     status: res.status,
     headers: res.headers,
     text: () => res.text(),
-    next,
-    forEach: async (onMessage) => {
-      for (let message = await next(); message; message = await next()) if (onMessage(message) === false) return;
+    next: async () => {
+      if (!res.body) return undefined;
+      if (!reader) {
+        // Loaded here: its class extends TransformStream, which would load web streams at start-up.
+        const { EventSourceParserStream } = await import("eventsource-parser/stream");
+        reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      }
+      const next = await readWithIdleTimeout(reader, init.idleMs, controller);
+      return next.done ? undefined : next.value;
     },
     close: () => {
       detach();
