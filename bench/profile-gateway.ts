@@ -20,6 +20,7 @@ import type { Profiler } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { LLM_DELAY_MS, WARMUP_REQUESTS, load, warmUp } from "./gateway-bench.js";
+import { mainThreadCpuMs } from "./support/proc-cpu.js";
 import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import type { FakeLLM } from "./support/processes.js";
 import { costTable, summarise, summariseHeap } from "./support/profile-summary.js";
@@ -47,9 +48,6 @@ interface Measured {
   p99AddedMs: number;
   profile?: Profiler.Profile | { head: HeapProfileNode };
 }
-
-/** CPU ms of a live process's main thread so far (its thread id is the pid); the rest is V8's and libuv's threads. */
-const mainThreadMs = (pid: number): number => cpuMsOf(pid, 100, `/proc/${pid}/task/${pid}/stat`);
 
 /** Resolves when `child` prints `line` on stderr. */
 function stderrLine(child: ChildProcess, line: string): Promise<void> {
@@ -79,10 +77,10 @@ async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, fake: 
       await started;
     }
     const cpu0 = cpuMsOf(child.pid!);
-    const main0 = mainThreadMs(child.pid!);
+    const main0 = mainThreadCpuMs(child.pid!);
     const result = await load(baseURL, clients, perClient, tag);
     const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, result.answered);
-    const mainThreadMsPerRequest = (mainThreadMs(child.pid!) - main0) / Math.max(1, result.answered);
+    const mainThreadMsPerRequest = (mainThreadCpuMs(child.pid!) - main0) / Math.max(1, result.answered);
     if (result.failures > 0) throw new Error(`${result.failures} requests failed`);
     let p: Measured["profile"];
     if (profile) {

@@ -22,8 +22,9 @@ import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { CreateContender, HistoryPlace } from "./contenders/types.js";
-import { EXPECTED_ANSWER } from "./contenders/types.js";
-import { cpuMsOf, startFakeLLMProcess } from "./support/processes.js";
+import { EXPECTED_ANSWER, prepareLoopSessions } from "./contenders/types.js";
+import { mainThreadCpuMs } from "./support/proc-cpu.js";
+import { startFakeLLMProcess } from "./support/processes.js";
 import { costTable, summarise } from "./support/profile-summary.js";
 
 function arg(name: string, fallback: string): string {
@@ -46,11 +47,7 @@ const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
-/**
- * CPU of the main thread alone, ms (Linux; 10 ms ticks, so read it over many turns). The rest of
- * the process's CPU is other threads: V8's optimizing compiler and GC helpers, libuv's pool.
- */
-const mainThreadMs = () => cpuMsOf(process.pid, 100, `/proc/${process.pid}/task/${process.pid}/stat`);
+
 
 async function main(): Promise<void> {
   for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
@@ -64,8 +61,7 @@ async function main(): Promise<void> {
       if (a.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(a)}`);
     };
     const run = (i: number) => (workload === "heavy" ? c.heavyTurn!(i) : c.loopTurn(workload === "steady" ? 0 : i));
-    if (workload === "loop") await c.prepareLoop(history, warmup + turns, place === "lived" ? "memory" : place);
-    if (workload === "loop" && place === "lived") for (let i = 0; i < warmup + turns; i++) check(await run(i));
+    if (workload === "loop") await prepareLoopSessions(c, history, warmup + turns, place, check);
     else if (workload === "steady") await c.prepareLoop(history, 1);
     for (let i = 0; i < warmup; i++) check(await run(i));
     await fake.reset(0);
@@ -78,11 +74,11 @@ async function main(): Promise<void> {
     }
     const cpu0 = cpuUs();
     const split0 = process.cpuUsage();
-    const main0 = mainThreadMs();
+    const main0 = mainThreadCpuMs();
     for (let i = warmup; i < warmup + turns; i++) check(await run(i));
     const cpuMs = (cpuUs() - cpu0) / 1000 / turns;
     const split = process.cpuUsage(split0);
-    const mainMs = (mainThreadMs() - main0) / turns;
+    const mainMs = (mainThreadCpuMs() - main0) / turns;
     // Stopped before asking the fake for its counters: that one fetch (undici's first use) is not the turn's.
     const stopped = profile ? await session.post("Profiler.stop") : undefined;
     const stats = await fake.stats();

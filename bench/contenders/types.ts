@@ -30,7 +30,7 @@ export const STORED_CONTENDERS: readonly string[] = ["nanobot-loop", "jcheese-na
 
 export interface Contender {
   /** Makes `count` independent conversations that each start from `history` prior messages (in memory unless `place` says disk). */
-  prepareLoop(history: number, count: number, place?: HistoryPlace): Promise<void>;
+  prepareLoop(history: number, count: number, place?: Exclude<HistoryPlace, "lived">): Promise<void>;
   /** Runs conversation `index` of the prepared ones: the 3-round `bench-loop` script. */
   loopTurn(index: number): Promise<string>;
   /** One turn of the `bench-parallel` script: 4 `slow_read` calls (200 ms each) in one round. */
@@ -43,6 +43,15 @@ export interface Contender {
 }
 
 export type CreateContender = (setup: ContenderSetup) => Promise<Contender>;
+
+/**
+ * The `count` conversations of a loop workload, prepared for `place`; for `lived`, in memory and
+ * each answering its first turn here, untimed, so the caller measures their second.
+ */
+export async function prepareLoopSessions(c: Contender, history: number, count: number, place: HistoryPlace, check: (answer: string) => void): Promise<void> {
+  await c.prepareLoop(history, count, place === "lived" ? "memory" : place);
+  if (place === "lived") for (let i = 0; i < count; i++) check(await c.loopTurn(i));
+}
 
 /** The answer the fake LLM gives; a contender that returns anything else failed. */
 export const EXPECTED_ANSWER = "The benchmark answer: 42.";

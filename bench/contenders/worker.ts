@@ -5,11 +5,12 @@
  * lets the harness interleave contenders run by run. Console output is silenced (one peer logs
  * every tool call), so no contender pays for a terminal.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Contender, CreateContender, HistoryPlace } from "./types.js";
-import { EXPECTED_ANSWER } from "./types.js";
+import { EXPECTED_ANSWER, prepareLoopSessions } from "./types.js";
+import { mainThreadCpuMs } from "../support/proc-cpu.js";
 
 export type WorkerJob =
   | { contender: string; baseURL: string; workload: "loop"; history: number; runs: number; warmup: number; place?: HistoryPlace }
@@ -50,34 +51,20 @@ function cpuUs(): number {
 
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
-/** CPU time of this process's main thread so far, µs; NaN without /proc. */
-function mainThreadCpuUs(): number {
-  try {
-    const stat = readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, "utf8");
-    // utime and stime, in clock ticks (100 per second), after the parenthesised command name.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
-    const count = job.warmup + job.runs;
-    await c.prepareLoop(job.history, count, job.place === "lived" ? "memory" : job.place);
-    // Each session's first turn, untimed: the measured one is its second (see HistoryPlace).
-    if (job.place === "lived") for (let i = 0; i < count; i++) check(await c.loopTurn(i), job.contender);
+    await prepareLoopSessions(c, job.history, job.warmup + job.runs, job.place ?? "memory", (answer) => check(answer, job.contender));
     for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
     const baselineRssMiB = rssMiB();
     const cpu0 = cpuUs();
-    const main0 = mainThreadCpuUs();
+    const main0 = mainThreadCpuMs();
     const t0 = performance.now();
     for (let i = job.warmup; i < job.warmup + job.runs; i++) check(await c.loopTurn(i), job.contender);
     const wall = performance.now() - t0;
     return {
       cpuUsPerRun: (cpuUs() - cpu0) / job.runs,
-      mainThreadCpuUsPerRun: (mainThreadCpuUs() - main0) / job.runs,
+      mainThreadCpuUsPerRun: ((mainThreadCpuMs() - main0) * 1000) / job.runs,
       wallMsPerRun: wall / job.runs,
       baselineRssMiB,
     };

@@ -8,6 +8,8 @@ import { readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
+export { cpuMsOf } from "./proc-cpu.js";
+
 export const BENCH_DIR = fileURLToPath(new URL("../", import.meta.url));
 export const REPO_DIR = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -129,19 +131,4 @@ export function runToExit(
       resolve({ code, stdout, stderr, startedAt, endedAt: nowEpochMs() });
     });
   });
-}
-
-/**
- * CPU time (user + system) a live process has used so far, ms; NaN where /proc is missing.
- * `statPath` reads one thread instead (`/proc/<pid>/task/<tid>/stat`).
- */
-export function cpuMsOf(pid: number, ticksPerSecond = 100, statPath = `/proc/${pid}/stat`): number {
-  try {
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    const stat = readFileSync(statPath, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1000;
-  } catch {
-    return Number.NaN;
-  }
 }
