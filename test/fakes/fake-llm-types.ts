@@ -41,6 +41,11 @@ export interface FakeReply {
   chunkDelayMs?: number;
   /** Split text into deltas of this many characters (default: whole words). */
   chunkSize?: number;
+  /**
+   * Stop after `afterChunks` events have reached the client and wait for `until` before sending
+   * the rest: a test can hold a stream open until it has seen what the first events caused.
+   */
+  hold?: { afterChunks: number; until: Promise<unknown> };
   /** Streaming faults. */
   fault?:
     | { type: "cut"; afterChunks: number } // destroy the socket after N chunks

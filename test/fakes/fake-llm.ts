@@ -40,7 +40,7 @@ const RENDERERS: Record<FakeApi, WireRenderer> = {
 };
 
 interface PendingSleep {
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   resolve: (completed: boolean) => void;
 }
 
@@ -151,6 +151,20 @@ class ScriptedLLM implements FakeLLM {
     });
   };
 
+  /** Resolves true once `until` settles, or false at once when the fake is closing. */
+  private wait = (until: Promise<unknown>): Promise<boolean> => {
+    if (this.closing) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const pending: PendingSleep = { timer: undefined, resolve };
+      this.sleeps.add(pending);
+      const settle = (): void => {
+        if (!this.sleeps.delete(pending)) return;
+        resolve(true);
+      };
+      until.then(settle, settle);
+    });
+  };
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? "GET";
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
@@ -247,6 +261,8 @@ class ScriptedLLM implements FakeLLM {
       chunkDelayMs: reply.chunkDelayMs,
       fault: reply.fault,
       sleep: this.sleep,
+      hold: reply.hold,
+      wait: this.wait,
     });
   }
 }

@@ -90,6 +90,38 @@ describe("stall: chunks stop but the socket stays open", () => {
   });
 });
 
+describe("hold: the stream waits for the test", () => {
+  it("sends the first chunks, then nothing until released, then the rest", async () => {
+    let release = (): void => undefined;
+    const until = new Promise<void>((resolve) => (release = resolve));
+    fake.enqueue({ ...LONG_TEXT, hold: { afterChunks: 2, until } });
+    const iterator = (await chatStream())[Symbol.asyncIterator]();
+    const received = [await iterator.next(), await iterator.next()];
+    expect(received.map((r) => r.value?.choices[0]?.delta.content)).toEqual(["", "one"]);
+    const third = iterator.next();
+    // A held stream does not yield; this race can only fail if a chunk arrives before release.
+    expect(await Promise.race([third.then(() => "chunk"), sleep(50).then(() => "quiet")])).toBe("quiet");
+    release();
+    expect((await third).value?.choices[0]?.delta.content).toBe(" two");
+    let rest = "";
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) rest += next.value.choices[0]?.delta.content ?? "";
+    expect(rest).toBe(" three four five six seven eight");
+  });
+
+  it("close() ends a held stream: the client sees the connection end", async () => {
+    fake.enqueue({ ...LONG_TEXT, hold: { afterChunks: 1, until: new Promise(() => undefined) } });
+    const seen: ChatCompletionChunk[] = [];
+    const reading = (async () => {
+      for await (const chunk of await chatStream()) {
+        seen.push(chunk);
+        await fake.close();
+      }
+    })();
+    expect(await rejectionOf(reading)).toBeInstanceOf(Error);
+    expect(seen).toHaveLength(1);
+  });
+});
+
 describe("no_done: the stream ends without its terminal event", () => {
   it("chat: no [DONE] line, the finish chunk is still there", async () => {
     fake.enqueue({ text: "hi", fault: { type: "no_done" } });

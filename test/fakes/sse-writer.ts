@@ -28,6 +28,9 @@ export interface PlayOptions {
   fault?: FakeReply["fault"];
   /** Resolves false when the server is shutting down, so a delayed stream stops early. */
   sleep: (ms: number) => Promise<boolean>;
+  hold?: FakeReply["hold"];
+  /** Resolves true when `until` settles, or false when the server is shutting down. */
+  wait?: (until: Promise<unknown>) => Promise<boolean>;
 }
 
 /**
@@ -69,6 +72,10 @@ export async function playEvents(res: ServerResponse, events: string[], opts: Pl
     }
     const event = events[i];
     if (event === undefined) break;
+    if (opts.hold !== undefined && i === opts.hold.afterChunks) {
+      await lastWrite;
+      if (opts.wait === undefined || !(await opts.wait(opts.hold.until))) return;
+    }
     if (i > 0 && (opts.chunkDelayMs ?? 0) > 0 && !(await opts.sleep(opts.chunkDelayMs ?? 0))) return;
     if (gone(res)) return;
     write(event);
