@@ -48,3 +48,8 @@ export function sessionsDir(home: string): string {
 export function logsDir(home: string): string {
   return join(home, "logs");
 }
+
+/** The bwrap probe's verdict, kept between CLI starts (`cache/` is safe to delete at any time). */
+export function sandboxProbeCacheFile(home: string): string {
+  return join(home, "cache", "sandbox-probe.json");
+}

@@ -7,7 +7,7 @@
 import type { Command } from "commander";
 import type { TurnReply } from "../../agent/turn-processor.js";
 import { createLogger } from "../../core/logger.js";
-import { logsDir } from "../../config/paths.js";
+import { logsDir, sandboxProbeCacheFile } from "../../config/paths.js";
 import type { AgentEvent } from "../../core/events.js";
 import { DEFAULT_CLI_SESSION_KEY } from "../../session/keys.js";
 import type { CliContext } from "../context.js";
@@ -61,7 +61,8 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       ctx.printWarnings(loaded.warnings);
       // The exec tool's description says whether it is sandboxed: probe bwrap while modules load.
       const exec = loaded.config.tools.exec;
-      const sandboxProbe = exec.enable && exec.sandbox !== "none" ? probeBwrap(ctx.io.env.PATH) : undefined;
+      // A verdict an earlier start saved is used while it holds (sandbox-probe-cache.ts).
+      const sandboxProbe = exec.enable && exec.sandbox !== "none" ? probeBwrap(ctx.io.env.PATH, { cacheFile: sandboxProbeCacheFile(loaded.home) }) : undefined;
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
       const [{ Runtime }, { AgentLoop }] = await modules;
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });

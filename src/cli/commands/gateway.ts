@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
-import { logsDir } from "../../config/paths.js";
+import { logsDir, sandboxProbeCacheFile } from "../../config/paths.js";
 import { createLogger } from "../../core/logger.js";
 import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
 import { scrubSecretText } from "../../core/scrub.js";
@@ -58,7 +58,12 @@ export function registerGatewayCommand(program: Command, ctx: CliContext, waitFo
       ]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       const exec = loaded.config.tools.exec;
-      const sandbox = resolveSandbox({ setting: exec.sandbox, restrictToWorkspace: loaded.config.tools.restrictToWorkspace, ...(ctx.io.env.PATH ? { pathVar: ctx.io.env.PATH } : {}) });
+      const sandbox = resolveSandbox({
+        setting: exec.sandbox,
+        restrictToWorkspace: loaded.config.tools.restrictToWorkspace,
+        ...(ctx.io.env.PATH ? { pathVar: ctx.io.env.PATH } : {}),
+        cacheFile: sandboxProbeCacheFile(loaded.home),
+      });
       if (exec.enable && sandbox.kind === "none") ctx.io.stderr.write(`${ctx.colors.err.yellow("warning:")} exec has no sandbox: ${describeSandbox(sandbox)}\n`);
       // No provider configured: a local model server (Ollama) that answers is used.
       await runtime.detectLocalProvider();

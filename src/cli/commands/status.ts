@@ -7,6 +7,7 @@ import { isKnownChannelType } from "../../channels/channel-types.js";
 import { defaultAgentName, defaultModel } from "../../config/config-helpers.js";
 import type { LoadedConfig } from "../../config/load.js";
 import { maskCommandLine, maskValue } from "../../config/mask.js";
+import { sandboxProbeCacheFile } from "../../config/paths.js";
 import { scrubSecretText } from "../../core/scrub.js";
 import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
 import { detectTransportType } from "../../mcp/transport.js";
@@ -74,7 +75,11 @@ export function statusReport(loaded: LoadedConfig, version: string): StatusRepor
     channels,
     unsupportedChannels,
     sandbox: config.tools.exec.enable
-      ? describeSandbox(resolveSandbox({ setting: config.tools.exec.sandbox, restrictToWorkspace: config.tools.restrictToWorkspace }), config.tools.exec.network)
+      ? describeSandbox(
+          // Always a fresh probe, whose verdict the next `agent` start then uses.
+          resolveSandbox({ setting: config.tools.exec.sandbox, restrictToWorkspace: config.tools.restrictToWorkspace, cacheFile: sandboxProbeCacheFile(loaded.home) }),
+          config.tools.exec.network,
+        )
       : "exec disabled",
   };
 }

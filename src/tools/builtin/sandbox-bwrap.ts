@@ -11,6 +11,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
+import { readProbeVerdict, writeProbeVerdict } from "./sandbox-probe-cache.js";
 
 /** System folders bound read-only when they exist (symlinks such as /bin → usr/bin included). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"];
@@ -76,6 +77,19 @@ function findOnPath(name: string, pathVar: string | undefined): string | undefin
 const PROBE_ARGS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", ...ISOLATION, "true"];
 const PROBE_TIMEOUT_MS = 10_000;
 
+export interface ProbeOptions {
+  /**
+   * Where the verdict is kept between starts (`<home>/cache/sandbox-probe.json`, see
+   * sandbox-probe-cache.ts): `detectBwrap` always probes and writes it, `probeBwrap` uses it
+   * while it holds.
+   */
+  cacheFile?: string;
+}
+
+function cacheOptions(file: string): { file: string; probe: string } {
+  return { file, probe: PROBE_ARGS.join(" ") };
+}
+
 function probeVerdict(bwrap: string, status: number | null, stderr: string, error: Error | undefined): SandboxStatus {
   return status === 0
     ? { available: true, bwrap }
@@ -86,7 +100,7 @@ function probeVerdict(bwrap: string, status: number | null, stderr: string, erro
  * Whether bwrap can actually build a sandbox here, tried once per process (cached): being on
  * PATH is not enough (no user namespaces, a seccomp profile, a container without privileges).
  */
-export function detectBwrap(pathVar: string | undefined = process.env.PATH): SandboxStatus {
+export function detectBwrap(pathVar: string | undefined = process.env.PATH, options: ProbeOptions = {}): SandboxStatus {
   const key = pathVar ?? "";
   const cached = detected.get(key);
   if (cached) return cached;
@@ -97,6 +111,7 @@ export function detectBwrap(pathVar: string | undefined = process.env.PATH): San
   } else {
     const probe = spawnSync(bwrap, PROBE_ARGS, { stdio: ["ignore", "ignore", "pipe"], timeout: PROBE_TIMEOUT_MS, encoding: "utf8" });
     status = probeVerdict(bwrap, probe.status, probe.stderr, probe.error);
+    if (options.cacheFile !== undefined) writeProbeVerdict(bwrap, status, cacheOptions(options.cacheFile));
   }
   detected.set(key, status);
   return status;
@@ -104,14 +119,21 @@ export function detectBwrap(pathVar: string | undefined = process.env.PATH): San
 
 /**
  * The same probe without blocking: a command that will build the exec tool starts it early so
- * it runs while modules load and `detectBwrap` then answers from the cache. Never rejects.
+ * it runs while modules load and `detectBwrap` then answers from the cache. With a `cacheFile`,
+ * a verdict saved by an earlier start that still holds is used without starting bwrap at all.
+ * Never rejects.
  */
-export function probeBwrap(pathVar: string | undefined = process.env.PATH): Promise<SandboxStatus> {
+export function probeBwrap(pathVar: string | undefined = process.env.PATH, options: ProbeOptions = {}): Promise<SandboxStatus> {
   const key = pathVar ?? "";
   const cached = detected.get(key);
   if (cached) return Promise.resolve(cached);
   const bwrap = findOnPath("bwrap", pathVar);
   if (!bwrap) return Promise.resolve(detectBwrap(pathVar));
+  const saved = options.cacheFile === undefined ? undefined : readProbeVerdict(bwrap, cacheOptions(options.cacheFile));
+  if (saved !== undefined) {
+    detected.set(key, saved);
+    return Promise.resolve(saved);
+  }
   return new Promise((resolve) => {
     let stderr = "";
     let error: Error | undefined;
@@ -120,8 +142,10 @@ export function probeBwrap(pathVar: string | undefined = process.env.PATH): Prom
     child.once("error", (err) => (error = err));
     child.once("close", (code, signal) => {
       // A synchronous probe that finished first decided already; keep one answer per process.
-      const verdict = detected.get(key) ?? probeVerdict(bwrap, code, stderr, error ?? (signal ? new Error(`the probe was killed (${signal})`) : undefined));
+      const decided = detected.get(key);
+      const verdict = decided ?? probeVerdict(bwrap, code, stderr, error ?? (signal ? new Error(`the probe was killed (${signal})`) : undefined));
       detected.set(key, verdict);
+      if (decided === undefined && options.cacheFile !== undefined) writeProbeVerdict(bwrap, verdict, cacheOptions(options.cacheFile));
       resolve(verdict);
     });
   });

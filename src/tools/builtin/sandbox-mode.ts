@@ -18,6 +18,8 @@ export interface SandboxChoice {
   restrictToWorkspace?: boolean;
   /** PATH used to find bwrap (default: this process's). */
   pathVar?: string;
+  /** Where a fresh probe's verdict is saved for later starts (`sandboxProbeCacheFile`). */
+  cacheFile?: string;
 }
 
 export function resolveSandbox(choice: SandboxChoice = {}): SandboxState {
@@ -28,7 +30,7 @@ export function resolveSandbox(choice: SandboxChoice = {}): SandboxState {
       ? { kind: "none", setting, reason, refuse: `exec is disabled: tools.restrictToWorkspace is true and ${reason}; without a sandbox the workspace cannot be enforced. Set tools.exec.sandbox to "auto" and ${INSTALL_HINT}.` }
       : { kind: "none", setting, reason };
   }
-  const status = detectBwrap(choice.pathVar);
+  const status = detectBwrap(choice.pathVar, choice.cacheFile !== undefined ? { cacheFile: choice.cacheFile } : {});
   if (status.available && status.bwrap) return { kind: "bwrap", bwrap: status.bwrap, setting };
   const reason = status.reason ?? "bubblewrap is unavailable";
   if (setting === "bwrap") {
