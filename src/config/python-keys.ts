@@ -11,6 +11,7 @@
  * docs/python-config-keys.md lists every key with its status.
  */
 import { isDeepStrictEqual } from "node:util";
+import { findProviderSpec } from "../providers/provider-catalog.js";
 import { formatPath } from "./interpolate.js";
 import { isPlainObject } from "./normalize.js";
 import type { PlainObject } from "./normalize.js";
@@ -170,17 +171,30 @@ const API_TYPES: Record<string, string | undefined> = { auto: undefined, chat_co
 
 /**
  * `providers.<name>.apiType` (Python: auto | chat_completions | responses) is nanobot's `api`;
- * an explicit `api` wins. Unknown values are left for the schema to report.
+ * an explicit `api` wins. It chooses between OpenAI's two wire APIs, so on a provider that speaks
+ * the Anthropic Messages API (the catalog's `anthropic`, or an explicit `api: "anthropic"`) it
+ * is not applied and a warning says so. Unknown values are left for the schema to report.
+ * Returns the warnings.
  */
-export function applyProviderApiType(doc: PlainObject): void {
+export function applyProviderApiType(doc: PlainObject, file: string): string[] {
   const providers = doc.providers;
-  if (!isPlainObject(providers)) return;
-  for (const entry of Object.values(providers)) {
+  if (!isPlainObject(providers)) return [];
+  const warnings: string[] = [];
+  for (const [name, entry] of Object.entries(providers)) {
     if (!isPlainObject(entry) || !("apiType" in entry)) continue;
     const value = entry.apiType;
     if (value !== null && (typeof value !== "string" || !(value in API_TYPES))) continue;
     const api = typeof value === "string" ? API_TYPES[value] : undefined;
-    if (api && entry.api === undefined) entry.api = api;
+    const anthropic = entry.api === "anthropic" || (entry.api === undefined && findProviderSpec(name)?.api === "anthropic");
+    if (api && anthropic) {
+      warnings.push(
+        `${file}: providers.${name}.apiType: ${JSON.stringify(value)} chooses between OpenAI's chat completions and responses APIs; ` +
+          `${name} speaks the Anthropic Messages API, so it is not applied (providers.${name}.api sets the wire API)`,
+      );
+    } else if (api && entry.api === undefined) {
+      entry.api = api;
+    }
     delete entry.apiType;
   }
+  return warnings;
 }

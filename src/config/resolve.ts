@@ -61,8 +61,8 @@ export function resolveDocument(doc: PlainObject, opts: ResolveOptions): Resolve
   // Python keys nanobot does not act on: one "not supported" line each, then out of the way.
   const working = structuredClone(doc);
   applyTimezoneMode(working);
-  applyProviderApiType(working);
-  const unsupported = [...takeUnsupportedKeys(working, opts.file), ...takeUnsupportedKeys(working, opts.file, GO_UNSUPPORTED_KEYS)];
+  const apiTypeWarnings = applyProviderApiType(working, opts.file);
+  const unsupported = [...apiTypeWarnings, ...takeUnsupportedKeys(working, opts.file), ...takeUnsupportedKeys(working, opts.file, GO_UNSUPPORTED_KEYS)];
   const { value: parsed, warnings } = validateWith(configSchema, working, opts.file);
   warnings.unshift(...unsupported);
   const { defaults, ...fileAgents } = parsed.agents;

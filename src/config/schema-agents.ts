@@ -6,8 +6,10 @@ import { z } from "zod";
 import {
   bool,
   cronExpression,
+  intBetween,
   nonNegativeInt,
   nonNegativeNumber,
+  numberBetween,
   oneOf,
   positiveInt,
   ratio,
@@ -43,7 +45,8 @@ export const agentDefaultsSchema = z
     providerRetryMode: oneOf(RETRY_MODES).default("standard"),
     timezone: str().optional(),
     unifiedSession: bool().default(false),
-    consolidationRatio: ratio().default(0.5),
+    // The Python nanobot's ranges: a config it refuses is refused here too.
+    consolidationRatio: numberBetween(0.1, 0.95).default(0.5),
     maxConcurrentSubagents: positiveInt().default(1),
     maxSubagentDepth: positiveInt().default(3).describe("How deep chat-with-<agent> calls may nest (A → B → C → D is depth 3); deeper calls and cycles are refused"),
     fallbackModels: z
@@ -64,7 +67,7 @@ export const agentDefaultsSchema = z
     idleCompactCheckIntervalSeconds: nonNegativeInt().optional().describe("Seconds between looks for idle sessions (default 60)"),
     failOnToolError: bool().optional().describe("Sub-agents (spawn) stop at their first failing tool call and report what they did (default true, as in Python); main turns always let the model recover"),
     contextBlockLimit: positiveInt().optional(),
-    toolHintMaxLength: positiveInt().optional(),
+    toolHintMaxLength: intBetween(20, 500).optional(),
     llmTimeoutS: nonNegativeNumber().optional(),
     disabledSkills: stringArray().optional(),
     dream: z

@@ -44,6 +44,18 @@ export const ratio = shared(() => {
   return z.number(e).min(0, e).max(1, e);
 });
 
+/** A number in [min, max] (a key whose range the Python nanobot's schema fixes). */
+export function numberBetween(min: number, max: number) {
+  const e = expectation(`a number between ${min} and ${max}`);
+  return z.number(e).min(min, e).max(max, e);
+}
+
+/** An integer in [min, max]. */
+export function intBetween(min: number, max: number) {
+  const e = expectation(`an integer between ${min} and ${max}`);
+  return z.number(e).int(e).min(min, e).max(max, e);
+}
+
 /** A TCP port number. */
 export const port = shared(() => {
   const e = expectation("a port number (1-65535)");

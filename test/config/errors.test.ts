@@ -38,6 +38,18 @@ describe("invalid values: one line naming the file, the key path, the expectatio
     );
   });
 
+  it("a Python key outside the Python nanobot's range is refused, as Python refuses it", async () => {
+    expect(await errorOf("nanobot.json", '{"agents": {"defaults": {"consolidationRatio": 0.99}}}')).toBe(
+      "nanobot.json: agents.defaults.consolidationRatio: expected a number between 0.1 and 0.95, got 0.99",
+    );
+    expect(await errorOf("nanobot.json", '{"agents": {"defaults": {"toolHintMaxLength": 10}}}')).toBe(
+      "nanobot.json: agents.defaults.toolHintMaxLength: expected an integer between 20 and 500, got 10",
+    );
+    expect(await errorOf("nanobot.json", '{"agents": {"defaults": {"toolHintMaxLength": 40.5}}}')).toBe(
+      "nanobot.json: agents.defaults.toolHintMaxLength: expected an integer between 20 and 500, got 40.5",
+    );
+  });
+
   it("bad enum", async () => {
     expect(await errorOf("nanobot.yaml", "agents:\n  defaults:\n    providerRetryMode: forever\n")).toBe(
       'nanobot.yaml: agents.defaults.providerRetryMode: expected one of "standard", "persistent", got "forever"',

@@ -266,6 +266,18 @@ describe("Python keys nanobot acts on", () => {
     expect(r.err).not.toContain("apiType");
   });
 
+  it('providers.anthropic.apiType "responses" is not applied to the Messages API, and says so', async () => {
+    await withConfig({
+      providers: { anthropic: { apiBase: fake.anthropicBaseURL, apiKey: "sk-ant-python-keys-0004", apiType: "responses" } },
+      agents: { defaults: { model: "anthropic/claude-test", workspace } },
+    });
+    fake.enqueue({ text: "via messages" });
+    const r = await run(["agent", "-m", "hi"]);
+    expect(r).toMatchObject({ code: 0, out: "via messages\n" });
+    expect(fake.requests[0]?.path).toBe("/v1/messages");
+    expect(r.err).toContain('providers.anthropic.apiType: "responses" chooses between OpenAI\'s chat completions and responses APIs; anthropic speaks the Anthropic Messages API, so it is not applied');
+  });
+
   it("tools.exec.pathPrepend puts its folder before PATH for commands", async () => {
     const bin = join(workspace, "bin");
     await mkdir(bin);
