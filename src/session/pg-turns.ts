@@ -2,7 +2,7 @@
  * The turn lifecycle over PostgreSQL: the steps of sqlite-turns.ts, awaited, each run by the
  * store inside one SERIALIZABLE transaction. Same rules (repair.ts), same rows, same results.
  */
-import { errorMessage, textOf, turnId as newTurnId } from "../core/index.js";
+import { errorMessage, turnId as newTurnId } from "../core/index.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
 import type { PgQueries } from "./pg-queries.js";
 import {
@@ -14,11 +14,12 @@ import {
   sanitizeToolResults,
   unansweredToolCalls,
 } from "./repair.js";
+import { attemptTurnIds, planReopen } from "./reopen-plan.js";
 import { rowToMessage } from "./rows.js";
 import type { TurnRow } from "./sqlite-queries.js";
 import { EXTERNAL_RESULT_MISSING, checkpointMessages } from "./sqlite-turns.js";
 import { titleFromMessage } from "./title.js";
-import { MessageNotStoredError, SessionStoreError, TurnAlreadyAnsweredError, TurnNotResumableError, UnmatchedToolResultError } from "./types.js";
+import { SessionStoreError, UnmatchedToolResultError } from "./types.js";
 import type { TurnHandle } from "./types.js";
 
 export interface PgTurnOps {
@@ -208,49 +209,24 @@ async function closeTurn(
 
 /**
  * Reopens the turn of `userMessageId` that a dead worker left (closed by recovery as
- * interrupted): its trailing interruption marker goes, what it completed stays (tool calls and
- * their results), and a new pending turn answers the same stored message — the message is not
- * stored again. Only while nothing came after that message in the current thread but the turns
- * answering it: a reopened turn cut off in its turn is reopened again, and one that completed
- * gives its answer.
+ * interrupted), as `planReopen` decides: a new pending turn answers the same stored message,
+ * which is not stored again.
  */
 export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, userMessageId: string): Promise<TurnHandle> {
   const recoveredTurns = await recoverDanglingTurns(ops, sessionKey);
   const { q } = ops;
   const thread = await q.currentThread(sessionKey);
   const message = await q.messageRow(userMessageId);
-  if (!message) throw new MessageNotStoredError(`message ${userMessageId} of ${sessionKey} was never stored`);
-  const notInterrupted = () => new TurnNotResumableError(`message ${userMessageId} of ${sessionKey} is not the start of an interrupted turn`);
-  if (message.thread_id !== thread.id) throw notInterrupted();
-  const later = (await q.rowsFrom(thread.id, message.seq + 1)).map((row) => ({ row, message: rowToMessage(row) }));
-  // Every attempt at answering the message (the first turn, then one per reopening), latest
-  // first: the turns of the message's row and of the rows after it that answer this message.
-  const ids = [...new Set([message.turn_id, ...later.map(({ row }) => row.turn_id)].filter((id): id is string => id !== null))];
-  const attempts = (await q.all<TurnRow>("SELECT * FROM turns WHERE id = ANY($1)", [ids]))
-    .filter((t) => t.user_message_id === userMessageId)
-    .sort((a, b) => b.started_at - a.started_at || (a.id < b.id ? 1 : -1));
-  const own = new Set(attempts.map((t) => t.id));
-  const dead = attempts[0];
-  const wentOn = later.some(({ row }) => row.turn_id === null || !own.has(row.turn_id));
-  if (dead?.status === "completed" && !wentOn) {
-    // Answered, and nothing after it but its own turns' messages: the caller gets that answer.
-    const answer = later.filter(({ message: m }) => m.role === "assistant" && textOf(m.content).trim() !== "").at(-1);
-    if (answer) throw new TurnAlreadyAnsweredError(`message ${userMessageId} of ${sessionKey} was answered already`, dead.id, textOf(answer.message.content));
-  }
-  if (!dead || dead.status !== "failed" || !dead.error?.startsWith("interrupted")) throw notInterrupted();
-  if (wentOn) {
-    throw new TurnNotResumableError(`the conversation in ${sessionKey} went on after the interrupted turn of message ${userMessageId}`);
-  }
-  const last = later.at(-1);
-  if (last && last.message.role === "assistant" && textOf(last.message.content) === TURN_INTERRUPTED) {
-    await q.run("DELETE FROM messages WHERE id = $1", [last.row.id]);
-    later.pop();
-  }
+  const later = message && message.thread_id === thread.id ? await q.rowsFrom(thread.id, message.seq + 1) : [];
+  const ids = attemptTurnIds(message, later);
+  const turns = ids.length > 0 ? await q.all<TurnRow>("SELECT * FROM turns WHERE id = ANY($1)", [ids]) : [];
+  const plan = planReopen({ sessionKey, userMessageId, message, currentThreadId: thread.id, later, turns });
+  if (plan.dropRowId !== undefined) await q.run("DELETE FROM messages WHERE id = $1", [plan.dropRowId]);
   const id = newTurnId();
   await q.run(
     `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
      VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
-    [id, sessionKey, thread.id, userMessageId, later.at(-1)?.row.seq ?? message.seq, q.now()],
+    [id, sessionKey, thread.id, userMessageId, plan.startSeq, q.now()],
   );
   await q.touchSession(sessionKey);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId, recoveredTurns };

@@ -259,6 +259,17 @@ export class SqliteSessionStore implements PortableSessionStore {
     return resumed;
   }
 
+  /**
+   * Reopens the turn of a stored user message that a process which died mid-turn left, so a
+   * keyed retry of that request (the gateway's Idempotency-Key) answers it after a restart.
+   */
+  async reopenInterruptedTurn(sessionKey: string, userMessageId: string): Promise<TurnHandle> {
+    const handle = await this.write(() => turns.reopenInterruptedTurn(this.ops, sessionKey, userMessageId));
+    if (handle.recoveredTurns) this.log.warn("closed dangling turns", { sessionKey, count: handle.recoveredTurns });
+    this.log.info("reopened an interrupted turn", { sessionKey, turnId: handle.turnId });
+    return handle;
+  }
+
   async saveCheckpoint(turnId: string, checkpoint: Checkpoint): Promise<void> {
     await this.write(() => turns.saveCheckpoint(this.ops, turnId, checkpoint));
   }

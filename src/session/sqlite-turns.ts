@@ -14,6 +14,7 @@ import {
   sanitizeToolResults,
   unansweredToolCalls,
 } from "./repair.js";
+import { attemptTurnIds, planReopen } from "./reopen-plan.js";
 import { rowToMessage } from "./rows.js";
 import type { SessionQueries, TurnRow } from "./sqlite-queries.js";
 import { titleFromMessage } from "./title.js";
@@ -181,6 +182,31 @@ export function recoverDanglingTurns(ops: TurnOps, sessionKey: string): number {
     closeTurn(ops, turn, "failed", { stopReason: "error", error: "interrupted: the process ended before the turn finished" });
   }
   return pending.length;
+}
+
+/**
+ * Reopens the turn of `userMessageId` that a process which died mid-turn left (closed by
+ * recovery as interrupted), as `planReopen` decides: a new pending turn answers the same stored
+ * message, which is not stored again.
+ */
+export function reopenInterruptedTurn(ops: TurnOps, sessionKey: string, userMessageId: string): TurnHandle {
+  const recoveredTurns = recoverDanglingTurns(ops, sessionKey);
+  const { q, now } = ops;
+  const thread = q.currentThread(sessionKey);
+  const message = q.messageRow(userMessageId);
+  const later = message && message.thread_id === thread.id ? q.rowsFrom(thread.id, message.seq + 1) : [];
+  const turns = attemptTurnIds(message, later).flatMap((id) => q.turn(id) ?? []);
+  const plan = planReopen({ sessionKey, userMessageId, message, currentThreadId: thread.id, later, turns });
+  if (plan.dropRowId !== undefined) q.prepare("DELETE FROM messages WHERE id = ?").run(plan.dropRowId);
+  const id = newTurnId();
+  q
+    .prepare(
+      `INSERT INTO turns (id, session_key, thread_id, status, user_message_id, start_seq, started_at)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+    )
+    .run(id, sessionKey, thread.id, userMessageId, plan.startSeq, now());
+  q.touchSession(sessionKey);
+  return { turnId: id, sessionKey, threadId: thread.id, userMessageId, recoveredTurns };
 }
 
 // ── helpers ─────────────────────────────────────────────────────────────────────────────

@@ -174,7 +174,8 @@ export interface SessionStore {
   leaseSession?(sessionKey: string, signal?: AbortSignal): Promise<SessionLease>;
   /**
    * Reopens the turn of a stored user message that a dead worker left interrupted, keeping what
-   * it completed; the new pending turn answers that message (shared stores only). Throws
+   * it completed; the new pending turn answers that message (both stores: the rule is
+   * reopen-plan.ts). Throws
    * `TurnNotResumableError` when the turn was not interrupted or the thread went on after it.
    */
   reopenInterruptedTurn?(sessionKey: string, userMessageId: string): Promise<TurnHandle>;
