@@ -12,7 +12,8 @@ import type { Message } from "../core/messages.js";
 import { systemMessage } from "../core/message-helpers.js";
 import { errorMessage, isAbortError } from "../core/errors.js";
 import type { UserContentPart } from "../core/messages.js";
-import type { CloseTurnOptions, SessionStore } from "../session/types.js";
+import { MessageNotStoredError, TurnAlreadyAnsweredError, TurnNotResumableError } from "../session/types.js";
+import type { CloseTurnOptions, SessionStore, TurnHandle } from "../session/types.js";
 import type { Tool } from "../tools/tool.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { ToolDefinition } from "../core/llm.js";
@@ -42,6 +43,14 @@ export interface SessionTurnInput {
   externalTools?: readonly ToolDefinition[];
   /** The caller's answers to the external calls the turn stopped at: resumes that turn (no new message). */
   toolResults?: ReadonlyArray<{ toolCallId: string; content: string }>;
+  /** The id the stored user message gets (an Idempotency-Key's first attempt chose it). */
+  messageId?: string;
+  /**
+   * Answer this stored user message, whose turn a process that died left interrupted, instead of
+   * storing a new one; a message never stored is stored now with this id, and a turn that had
+   * completed gives its stored answer without running.
+   */
+  resumeMessageId?: string;
 }
 
 export interface SessionTurnResult extends RunResult {
@@ -173,7 +182,16 @@ export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput):
   let warning: string | undefined;
   let turnId: string;
   let opening: () => Promise<Message[]>;
-  if (input.toolResults) {
+  const reopen = input.resumeMessageId !== undefined && !input.toolResults ? await reopenTurn(store, sessionKey, input.resumeMessageId) : undefined;
+  if (reopen && "answered" in reopen) {
+    const { turnId: answeredBy, answer } = reopen.answered;
+    return { content: answer, newMessages: [], toolsUsed: [], usage: { promptTokens: 0, completionTokens: 0 }, stopReason: "completed", iterations: 0, sessionKey, turnId: answeredBy };
+  }
+  if (reopen) {
+    // The message, and what the dead turn saved, are in the history already.
+    turnId = reopen.turnId;
+    opening = loadHistory;
+  } else if (input.toolResults) {
     // The open turn's messages come back from the store; the history before it is replayed as usual.
     const history = await loadHistory();
     const resumed = await store.resumeTurn(sessionKey, input.toolResults.map((r) => toolMessage(r.toolCallId, "", r.content)));
@@ -184,7 +202,8 @@ export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput):
     const prepared = await prepareTurnInput(runtime, profile, sessionKey, content);
     warning = prepared.warning;
     if (warning) input.onEvent?.({ type: "warning", message: warning });
-    const user = prepared.message;
+    const id = input.messageId ?? input.resumeMessageId;
+    const user = id === undefined ? prepared.message : { ...prepared.message, id };
     turnId = (await store.beginTurn(sessionKey, user)).turnId;
     opening = async () => {
       const history = await loadHistory();
@@ -216,5 +235,20 @@ export async function runSessionTurn(runtime: Runtime, input: SessionTurnInput):
     await closeThrownTurn(store, turn.turnId, err);
     runtime.logger.error("turn failed", { sessionKey, error: errorMessage(err) });
     throw err;
+  }
+}
+
+/**
+ * The reopened turn; undefined when its message was never stored (the turn then begins as new,
+ * with that message id); `answered` when the turn had completed (its answer is the reply).
+ */
+export async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle | { answered: TurnAlreadyAnsweredError } | undefined> {
+  if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
+  try {
+    return await store.reopenInterruptedTurn(sessionKey, messageId);
+  } catch (error) {
+    if (error instanceof MessageNotStoredError) return undefined;
+    if (error instanceof TurnAlreadyAnsweredError) return { answered: error };
+    throw error;
   }
 }

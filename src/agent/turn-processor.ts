@@ -190,6 +190,8 @@ export class DirectTurnProcessor implements TurnProcessor {
         },
         ...(request.externalTools?.length ? { externalTools: request.externalTools } : {}),
         ...(request.toolResults ? { toolResults: request.toolResults } : {}),
+        ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
+        ...(request.resumeMessageId !== undefined ? { resumeMessageId: request.resumeMessageId } : {}),
       });
       return {
         content: result.content,

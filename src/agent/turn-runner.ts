@@ -13,8 +13,6 @@ import { sharedTokenEstimator } from "../engine/tokens/estimator.js";
 import { consolidateIfNeeded } from "../memory/consolidate.js";
 import { trimToBudget } from "../session/history.js";
 import { isConnectionError } from "../session/pg-db.js";
-import { MessageNotStoredError, TurnAlreadyAnsweredError, TurnNotResumableError } from "../session/types.js";
-import type { SessionStore, TurnHandle } from "../session/types.js";
 import { externalTool } from "../tools/external-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { parseCommand } from "./commands/registry.js";
@@ -22,7 +20,7 @@ import type { CommandHost } from "./commands/registry.js";
 import type { ContextBuilder } from "./context-builder.js";
 import { goalPrompt, readGoal } from "./goals.js";
 import type { AgentProfile, Runtime } from "./runtime.js";
-import { closeThrownTurn, historyBudget, runTurnEngine, saveTurnOutcome } from "./session-turn.js";
+import { closeThrownTurn, historyBudget, reopenTurn, runTurnEngine, saveTurnOutcome } from "./session-turn.js";
 import type { TurnEngineOutcome } from "./session-turn.js";
 import { StageTimer } from "./stage-timer.js";
 import { ToolTallyCounter } from "./tool-tally.js";
@@ -245,21 +243,6 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     ...tools.field,
   };
   return { reply, timings: timer.timings };
-}
-
-/**
- * The reopened turn; undefined when its message was never stored (the turn then begins as new,
- * with that message id); `answered` when the turn had completed (its answer is the reply).
- */
-async function reopenTurn(store: SessionStore, sessionKey: string, messageId: string): Promise<TurnHandle | { answered: TurnAlreadyAnsweredError } | undefined> {
-  if (!store.reopenInterruptedTurn) throw new TurnNotResumableError("this session store cannot resume an interrupted turn");
-  try {
-    return await store.reopenInterruptedTurn(sessionKey, messageId);
-  } catch (error) {
-    if (error instanceof MessageNotStoredError) return undefined;
-    if (error instanceof TurnAlreadyAnsweredError) return { answered: error };
-    throw error;
-  }
 }
 
 function zeroUsage(): Usage {

@@ -9,7 +9,9 @@ import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { textOf } from "../../src/core/message-helpers.js";
 import { requestFingerprint } from "../../src/gateway/idempotency.js";
-import { startGatewayFixture, waitFor } from "./helpers.js";
+import { userMessage } from "../../src/core/message-helpers.js";
+import { TURN_PROCESSORS, startGatewayFixture, waitFor } from "./helpers.js";
+import { call, callingAssistant } from "../session/helpers/temp-store.js";
 import type { FixtureOptions, GatewayFixture } from "./helpers.js";
 
 const KEY = "gw-secret-key-idem-0001";
@@ -168,6 +170,33 @@ describe("Idempotency-Key", () => {
     } finally {
       await gateway.close();
     }
+    expect(fx!.fake.requests).toHaveLength(1);
+  });
+});
+
+describe.each(TURN_PROCESSORS)("Idempotency-Key with %s: a turn a dead process left", (_name, makeProcessor) => {
+  it("is resumed by the keyed retry: the message stored once, what the turn saved sent to the model", async () => {
+    await start(makeProcessor ? { makeProcessor } : {});
+    // What a gateway that died mid-turn leaves: the message stored under the id its key recorded,
+    // a pending turn with a saved tool call, and the key still "running".
+    const store = fx!.runtime.store();
+    const body = ask("add milk to my todo list");
+    const turn = await store.beginTurn("api:idem-1", { ...userMessage("add milk to my todo list"), id: "msg_dead_0001" });
+    const assistant = callingAssistant("Writing it down.", call("call_w", "write_file", { path: "todo.txt", content: "milk" }));
+    await store.saveCheckpoint(turn.turnId, { phase: "awaiting_tools", iteration: 1, newMessages: [assistant], assistant, pendingToolCalls: [call("call_w", "write_file", {})] });
+    await store.updateMetadata("api:idem-1", {
+      idempotency: { "order-9": { fingerprint: requestFingerprint(body), at: Date.now(), status: "running", messageId: "msg_dead_0001" } },
+    });
+    fx!.fake.enqueue({ text: "Added milk." });
+    const retry = await post(body, "order-9");
+    expect(retry.status).toBe(200);
+    expect(((await retry.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("Added milk.");
+    const sent = (fx!.fake.requests[0]!.body as { messages: Array<{ role: string }> }).messages.filter((m) => m.role !== "system");
+    expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
+    expect(await userMessages()).toEqual(["add milk to my todo list"]);
+    // Answered now: the same key again is a replay, no model call.
+    const again = await post(body, "order-9");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(fx!.fake.requests).toHaveLength(1);
   });
 });
