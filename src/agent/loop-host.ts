@@ -75,11 +75,12 @@ export class LoopHost implements CommandHost {
     const profile = await this.runtime.resolveAgent(undefined, preset ? { modelPreset: preset } : {});
     // The preset's (or the defaults') window, max tokens, temperature and effort, as Python's
     // dream runtime carries the preset's generation settings.
-    const { maxTokens, temperature, reasoningEffort, contextWindow } = profile;
+    // A Go agent on the Responses API sends no output limit of its own (omitMaxTokens), nor does its Dream.
+    const { maxTokens, temperature, reasoningEffort, contextWindow, omitMaxTokens } = profile;
     return runDream({
       workspace: this.runtime.workspace,
       model: profile.model,
-      settings: { maxTokens, temperature, contextWindow, ...(reasoningEffort ? { reasoningEffort } : {}) },
+      settings: { maxTokens, temperature, contextWindow, ...(reasoningEffort ? { reasoningEffort } : {}), ...(omitMaxTokens ? { omitMaxTokens } : {}) },
       logger: this.runtime.logger,
       ...(signal ? { signal } : {}),
     });

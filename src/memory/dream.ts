@@ -35,7 +35,7 @@ export interface DreamOptions {
   workspace: string;
   model: LanguageModel;
   /** The generation settings of the preset Dream runs on (dream.modelOverride), else the engine's. */
-  settings?: Pick<AgentSpec, "maxTokens" | "temperature" | "reasoningEffort" | "contextWindow">;
+  settings?: Pick<AgentSpec, "maxTokens" | "omitMaxTokens" | "temperature" | "reasoningEffort" | "contextWindow">;
   signal?: AbortSignal;
   logger?: Logger;
   maxIterations?: number;
