@@ -7,6 +7,10 @@
  * most an hour old; otherwise the probe runs again and the file is rewritten. A stale
  * "available" fails closed (bwrap itself refuses, the command does not run); a stale
  * "unavailable" lasts at most the hour, and `nanobot status` always probes afresh.
+ *
+ * The file lives in the nanobot home beside config.json: whatever could write it could as well
+ * set `tools.exec.sandbox: "none"` there. Sandboxed commands never see the nanobot home, and with
+ * `restrictToWorkspace` the file tools cannot reach it.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
