@@ -358,7 +358,7 @@ export class AgentLoop implements TurnProcessor {
       // the lease, so turns waiting for another worker hold no admission slot here.
       leave = isCommandRequest(item.request) ? undefined : await this.admission.acquire(abort.signal);
       const admissionMs = performance.now() - waitStarted;
-      const { reply } = await runTurnStages(
+      const { reply, goalActiveAtStart } = await runTurnStages(
         { runtime: this.runtime, context: this.context, host: this.host, consolidationRatio: this.runtime.config.agents.defaults.consolidationRatio },
         {
           request: item.request,
@@ -393,7 +393,7 @@ export class AgentLoop implements TurnProcessor {
       this.observers.completed(item.request, reply, takenUp);
       // The reply stands even when queueing the next goal round fails; the lane is still held,
       // so the round is queued before any message that answers this reply.
-      await this.continueGoal(item, reply).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
+      await this.continueGoal(item, reply, goalActiveAtStart).catch((error: unknown) => this.report({ type: "turn_failed", error, sessionKey: item.sessionKey }));
     } catch (error) {
       // Cut off from the store: the turn stays for the next lease holder to close (turn-failure.ts).
       const cut = interruptedTurnReply(item.sessionKey, error, lease?.lost.aborted === true, begunTurnId);
@@ -434,8 +434,8 @@ export class AgentLoop implements TurnProcessor {
   }
 
   /** After a completed turn with an active goal, the next goal round queues as its own turn. */
-  private async continueGoal(item: WorkItem, reply: TurnReply): Promise<void> {
-    const request = await nextGoalRound(this.runtime.store(), item.sessionKey, item.request, reply);
+  private async continueGoal(item: WorkItem, reply: TurnReply, goalActiveAtStart: boolean): Promise<void> {
+    const request = await nextGoalRound(this.runtime.store(), item.sessionKey, item.request, reply, { goalActiveAtStart });
     if (!request) return;
     this.submit({
       request,

@@ -57,6 +57,8 @@ export function goalContinuePrompt(goal: GoalState): string {
 const createGoalSchema = z.object({ objective: z.string().min(1).describe("What must be achieved, concretely.") });
 const updateGoalSchema = z.object({ status: z.enum(["active", "done", "abandoned"]), note: z.string().optional().describe("Progress or outcome, one line.") });
 
+const GOAL_TOOLS: ReadonlySet<string> = new Set(["create_goal", "update_goal"]);
+
 /** `create_goal` and `update_goal`, bound to one session. */
 export function createGoalTools(store: SessionStore, sessionKey: string): Tool[] {
   return [
@@ -87,9 +89,19 @@ export function createGoalTools(store: SessionStore, sessionKey: string): Tool[]
  * The request of the next goal round after `reply`, or undefined when the goal is not active,
  * the turn did not complete (an aborted turn never continues, so `/stop` ends the work) or the
  * rounds are used up (the goal is then marked exhausted). `/goal` itself starts round 1.
+ * With `goalActiveAtStart` known false, a turn that neither ran `/goal` nor called a goal tool
+ * cannot have one (the session's turns run one at a time), so the metadata is not read again.
  */
-export async function nextGoalRound(store: SessionStore, sessionKey: string, request: TurnRequest, reply: TurnReply): Promise<TurnRequest | undefined> {
+export async function nextGoalRound(
+  store: SessionStore,
+  sessionKey: string,
+  request: TurnRequest,
+  reply: TurnReply,
+  known: { goalActiveAtStart?: boolean } = {},
+): Promise<TurnRequest | undefined> {
   if (reply.stopReason !== "completed" || (reply.command && reply.command !== "goal")) return undefined;
+  const mayHaveGoal = known.goalActiveAtStart !== false || reply.command === "goal" || reply.toolsUsed.some((name) => GOAL_TOOLS.has(name));
+  if (!mayHaveGoal) return undefined;
   const goal = readGoal(await store.sessionMetadata(sessionKey));
   if (goal?.status !== "active" || (reply.command === "goal" && goal.rounds > 0)) return undefined;
   if (goal.rounds >= MAX_GOAL_ROUNDS) {

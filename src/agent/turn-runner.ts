@@ -54,6 +54,8 @@ export interface TurnJob {
 export interface TurnOutcome {
   reply: TurnReply;
   timings: StageTiming[];
+  /** The session had an active goal when the turn began (read with the turn's metadata). */
+  goalActiveAtStart: boolean;
 }
 
 export interface TurnRunnerDeps {
@@ -109,9 +111,10 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     return { profile, history, metadata, reopened };
   });
   const { profile } = restored;
+  const goalActiveAtStart = readGoal(restored.metadata)?.status === "active";
   if ("answered" in restored && restored.answered) {
     const { turnId, answer } = restored.answered;
-    return { reply: { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), turnId }, timings: timer.timings };
+    return { reply: { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), turnId }, timings: timer.timings, goalActiveAtStart };
   }
   // A reopened turn is pending from here on: a later stage that throws must close it.
   if (restored.reopened) job.onTurnBegun?.(restored.reopened.turnId);
@@ -143,7 +146,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
       deps.host.commands.run(command, { sessionKey, request, host: deps.host, signal: job.signal }),
     );
     const reply: TurnReply = { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), command: command.name };
-    return { reply, timings: timer.timings };
+    return { reply, timings: timer.timings, goalActiveAtStart };
   }
 
   const messages = await timer.stage("build", async () => {
@@ -242,7 +245,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
     ...tools.field,
   };
-  return { reply, timings: timer.timings };
+  return { reply, timings: timer.timings, goalActiveAtStart };
 }
 
 function zeroUsage(): Usage {

@@ -61,4 +61,29 @@ describe("sustained goals", () => {
     expect(finalMessages(h.outbound).at(-1)?.content).toBe("Stopped 1 task(s).");
     expect(await goalOf(h, "telegram:42")).toMatchObject({ status: "abandoned" });
   });
+
+  it("a turn without a goal reads the session's metadata once; one whose model calls create_goal goes on to round 1", async () => {
+    h = await createHarness({ start: false });
+    const store = h.runtime.store();
+    const read = store.sessionMetadata.bind(store);
+    let reads = 0;
+    store.sessionMetadata = (key) => (reads++, read(key));
+    h.fake.enqueue({ text: "Plain answer." });
+    await h.loop.process({ sessionKey: "cli:plain", content: "hello" });
+    await h.loop.whenIdle();
+    expect(reads).toBe(1);
+    h.fake.enqueue(
+      { toolCalls: [{ id: "g1", name: "create_goal", arguments: { objective: "tidy the notes" } }] },
+      { text: "Goal set." },
+      { toolCalls: [{ id: "g2", name: "update_goal", arguments: { status: "done" } }] },
+      { text: "Tidied." },
+    );
+    await h.loop.process({ sessionKey: "cli:plain", content: "keep tidying my notes" });
+    await waitFor(() => h!.fake.requests.length === 5);
+    await h.loop.whenIdle();
+    expect(roles(h.fake.requests[3]).at(-1)?.[1]).toMatch(/^\[Goal\] Continue working on the goal: tidy the notes/);
+    expect(await goalOf(h, "cli:plain")).toMatchObject({ status: "done", rounds: 1 });
+    h.fake.assertDone();
+    store.sessionMetadata = read;
+  });
 });
