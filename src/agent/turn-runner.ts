@@ -111,7 +111,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     return { profile, history, metadata, reopened };
   });
   const { profile } = restored;
-  const goalActiveAtStart = readGoal(restored.metadata)?.status === "active";
+  // Read once: the prompt's goal section, and whether the loop must look for a next goal round.
+  const goalAtStart = readGoal(restored.metadata);
+  const goalActiveAtStart = goalAtStart?.status === "active";
   if ("answered" in restored && restored.answered) {
     const { turnId, answer } = restored.answered;
     return { reply: { content: answer, sessionKey, stopReason: "completed", toolsUsed: [], usage: zeroUsage(), turnId }, timings: timer.timings, goalActiveAtStart };
@@ -152,7 +154,7 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const messages = await timer.stage("build", async () => {
     // A thread's session key carries the thread; the prompt names the chat the message came from.
     const { channel, chatId } = request.channel && request.chatId ? { channel: request.channel, chatId: request.chatId } : splitKey(sessionKey, request.channel);
-    const goal = goalPrompt(readGoal(restored.metadata));
+    const goal = goalPrompt(goalAtStart);
     const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
     // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
     const replay = history.length > maxMessages ? trimToBudget(history, maxMessages, () => 1) : history;

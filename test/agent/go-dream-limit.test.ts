@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
-import { Runtime } from "../../src/agent/runtime.js";
-import { resolveConfig } from "../../src/config/index.js";
+import type { Runtime } from "../../src/agent/runtime.js";
 import { HistoryLog } from "../../src/memory/history-log.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { goResponsesRuntime } from "./go-responses-runtime.js";
 
 let root: string;
 let fake: FakeLLM;
@@ -31,16 +31,7 @@ afterEach(async () => {
 });
 
 async function dreamLimit(agent: Record<string, unknown>): Promise<unknown> {
-  const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
-  const { config } = resolveConfig(
-    {
-      llmProviders: { fake: { dialect: "OpenAIResponses", baseURL: fake.openaiBaseURL, apiKey: "sk-go-dream-0001" } },
-      agents: { main: { model: "fake/m", instructions: "You help.", ...agent } },
-      workspace: join(root, "ws"),
-    },
-    { env, cwd: root },
-  );
-  runtime = new Runtime({ config, home: env.NANOBOT_HOME, env, connectMcp: false });
+  runtime = goResponsesRuntime({ root, baseURL: fake.openaiBaseURL, agent: "main", settings: agent, workspace: join(root, "ws") });
   new HistoryLog(runtime.workspace).append("cli:x", "Ada drinks tea.");
   const loop = new AgentLoop({ runtime });
   fake.enqueue({ text: "Nothing to change." });

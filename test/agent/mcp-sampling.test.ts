@@ -9,6 +9,7 @@ import { assistantMessage, userMessage } from "../../src/core/message-helpers.js
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { referenceSpec } from "../mcp/helpers.js";
+import { goResponsesRuntime } from "./go-responses-runtime.js";
 
 let root: string;
 let fake: FakeLLM;
@@ -52,15 +53,7 @@ describe("MCP sampling requests are answered by nanobot's model, without tools",
 });
 
 function goRuntime(helper: Record<string, unknown>): Runtime {
-  const env = { HOME: root, NANOBOT_HOME: join(root, "home") };
-  const { config } = resolveConfig(
-    {
-      llmProviders: { fake: { dialect: "OpenAIResponses", baseURL: fake.openaiBaseURL, apiKey: "sk-go-limit-0001" } },
-      agents: { helper: { model: "fake/m", instructions: "You help.", ...helper } },
-    },
-    { env, cwd: root },
-  );
-  return new Runtime({ config, home: env.NANOBOT_HOME, env, connectMcp: false });
+  return goResponsesRuntime({ root, baseURL: fake.openaiBaseURL, agent: "helper", settings: helper });
 }
 
 const limitOf = (i: number): unknown => (fake.requests[i]?.body as Record<string, unknown>)["max_output_tokens"];

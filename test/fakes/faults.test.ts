@@ -25,6 +25,20 @@ async function chatStream(signal?: AbortSignal, quiet = false): Promise<AsyncIte
   return openaiFor(fake, { quiet }).chat.completions.create({ ...CHAT_REQUEST, stream: true }, signal ? { signal } : {});
 }
 
+/** Streams `reply`, closing the fake at the first chunk; the client's read must fail. Returns the chunks seen. */
+async function chunksBeforeClose(reply: FakeReply): Promise<number> {
+  fake.enqueue(reply);
+  const seen: ChatCompletionChunk[] = [];
+  const reading = (async () => {
+    for await (const chunk of await chatStream()) {
+      seen.push(chunk);
+      await fake.close();
+    }
+  })();
+  expect(await rejectionOf(reading)).toBeInstanceOf(Error);
+  return seen.length;
+}
+
 async function rawBody(path: string, body: Record<string, unknown>): Promise<string> {
   const res = await fetch(`${fake.url}${path}`, {
     method: "POST",
@@ -77,16 +91,7 @@ describe("stall: chunks stop but the socket stays open", () => {
   });
 
   it("close() destroys the stalled socket, so the client sees the connection end", async () => {
-    fake.enqueue({ ...LONG_TEXT, fault: { type: "stall", afterChunks: 1 } });
-    const seen: ChatCompletionChunk[] = [];
-    const reading = (async () => {
-      for await (const chunk of await chatStream()) {
-        seen.push(chunk);
-        await fake.close();
-      }
-    })();
-    expect(await rejectionOf(reading)).toBeInstanceOf(Error);
-    expect(seen).toHaveLength(1);
+    expect(await chunksBeforeClose({ ...LONG_TEXT, fault: { type: "stall", afterChunks: 1 } })).toBe(1);
   });
 });
 
@@ -109,16 +114,7 @@ describe("hold: the stream waits for the test", () => {
   });
 
   it("close() ends a held stream: the client sees the connection end", async () => {
-    fake.enqueue({ ...LONG_TEXT, hold: { afterChunks: 1, until: new Promise(() => undefined) } });
-    const seen: ChatCompletionChunk[] = [];
-    const reading = (async () => {
-      for await (const chunk of await chatStream()) {
-        seen.push(chunk);
-        await fake.close();
-      }
-    })();
-    expect(await rejectionOf(reading)).toBeInstanceOf(Error);
-    expect(seen).toHaveLength(1);
+    expect(await chunksBeforeClose({ ...LONG_TEXT, hold: { afterChunks: 1, until: new Promise(() => undefined) } })).toBe(1);
   });
 });
 

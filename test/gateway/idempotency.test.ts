@@ -180,9 +180,9 @@ describe.each(TURN_PROCESSORS)("Idempotency-Key with %s: a turn a dead process l
     // What a gateway that died mid-turn leaves: the message stored under the id its key recorded,
     // a pending turn with a saved tool call, and the key still "running".
     const store = fx!.runtime.store();
-    const body = ask("add milk to my todo list");
-    const turn = await store.beginTurn("api:idem-1", { ...userMessage("add milk to my todo list"), id: "msg_dead_0001" });
-    const assistant = callingAssistant("Writing it down.", call("call_w", "write_file", { path: "todo.txt", content: "milk" }));
+    const body = ask("add milk to my shopping list");
+    const turn = await store.beginTurn("api:idem-1", { ...userMessage("add milk to my shopping list"), id: "msg_dead_0001" });
+    const assistant = callingAssistant("Writing it down.", call("call_w", "write_file", { path: "shopping.txt", content: "milk" }));
     await store.saveCheckpoint(turn.turnId, { phase: "awaiting_tools", iteration: 1, newMessages: [assistant], assistant, pendingToolCalls: [call("call_w", "write_file", {})] });
     await store.updateMetadata("api:idem-1", {
       idempotency: { "order-9": { fingerprint: requestFingerprint(body), at: Date.now(), status: "running", messageId: "msg_dead_0001" } },
@@ -193,7 +193,7 @@ describe.each(TURN_PROCESSORS)("Idempotency-Key with %s: a turn a dead process l
     expect(((await retry.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("Added milk.");
     const sent = (fx!.fake.requests[0]!.body as { messages: Array<{ role: string }> }).messages.filter((m) => m.role !== "system");
     expect(sent.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
-    expect(await userMessages()).toEqual(["add milk to my todo list"]);
+    expect(await userMessages()).toEqual(["add milk to my shopping list"]);
     // Answered now: the same key again is a replay, no model call.
     const again = await post(body, "order-9");
     expect(again.headers.get("idempotent-replayed")).toBe("true");

@@ -62,14 +62,14 @@ function ask(url: string): Promise<Response> {
   return fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", "idempotency-key": "order-1" },
-    body: JSON.stringify({ model: "nanobot", messages: [{ role: "user", content: "add milk to my todo list" }], session_id: "resume-1" }),
+    body: JSON.stringify({ model: "nanobot", messages: [{ role: "user", content: "add milk to my shopping list" }], session_id: "resume-1" }),
   });
 }
 
 describe("a single-node gateway killed mid-turn", () => {
   it("answers the keyed retry after a restart by resuming the turn, the message stored once", { timeout: 60_000 }, async () => {
     fake.enqueue(
-      { toolCalls: [{ id: "call_write", name: "write_file", arguments: { path: "todo.txt", content: "buy milk\n" } }] },
+      { toolCalls: [{ id: "call_write", name: "write_file", arguments: { path: "shopping.txt", content: "buy milk\n" } }] },
       // The model never answers the dead turn's second request.
       { text: "never sent", hold: { afterChunks: 0, until: new Promise(() => undefined) } },
     );
@@ -82,13 +82,13 @@ describe("a single-node gateway killed mid-turn", () => {
     await exited;
     expect(await lost).toBeInstanceOf(Error);
 
-    fake.enqueue({ text: "Added milk to todo.txt." });
+    fake.enqueue({ text: "Added milk to shopping.txt." });
     const second = await startGateway();
     const retry = await ask(second);
     expect(retry.status).toBe(200);
     const body = (await retry.json()) as { choices: Array<{ message: { content: string } }> };
-    expect(body.choices[0]!.message.content).toBe("Added milk to todo.txt.");
-    expect(await readFile(path.join(nbHome, "workspace", "todo.txt"), "utf8")).toBe("buy milk\n");
+    expect(body.choices[0]!.message.content).toBe("Added milk to shopping.txt.");
+    expect(await readFile(path.join(nbHome, "workspace", "shopping.txt"), "utf8")).toBe("buy milk\n");
 
     // The resumed turn went on from what the dead one completed: the call and its result, once.
     const resumed = fake.requests[2]!.body as { messages: Array<{ role: string; content: unknown; tool_call_id?: string }> };
@@ -103,10 +103,10 @@ describe("a single-node gateway killed mid-turn", () => {
     try {
       const history = await store.loadMessages("api:resume-1");
       expect(history.map((m) => `${m.role}:${textOf(m.content).slice(0, 40)}`)).toEqual([
-        "user:add milk to my todo list",
+        "user:add milk to my shopping list",
         "assistant:",
         expect.stringMatching(/^tool:/),
-        "assistant:Added milk to todo.txt.",
+        "assistant:Added milk to shopping.txt.",
       ]);
     } finally {
       await store.close();
