@@ -6,13 +6,12 @@ import { join } from "node:path";
 import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
 
-export function goResponsesRuntime(options: { root: string; baseURL: string; agent: string; settings?: Record<string, unknown>; workspace?: string }): Runtime {
+export function goResponsesRuntime(options: { root: string; baseURL: string; agent: string; settings?: Record<string, unknown> }): Runtime {
   const env = { HOME: options.root, NANOBOT_HOME: join(options.root, "home") };
   const { config } = resolveConfig(
     {
       llmProviders: { fake: { dialect: "OpenAIResponses", baseURL: options.baseURL, apiKey: "sk-go-limit-0001" } },
       agents: { [options.agent]: { model: "fake/m", instructions: "You help.", ...options.settings } },
-      ...(options.workspace ? { workspace: options.workspace } : {}),
     },
     { env, cwd: options.root },
   );
