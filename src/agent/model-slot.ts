@@ -14,7 +14,7 @@
 import { EventStream } from "../core/event-stream.js";
 import { modelErrorEvent } from "../core/llm.js";
 import type { LanguageModel, ModelEvent, ModelResponse } from "../core/llm.js";
-import { toolCallsOf } from "../core/message-helpers.js";
+import { hasToolCalls } from "../core/message-helpers.js";
 import { forwardEvents } from "../providers/forward.js";
 
 export type AcquireSlot = (signal: AbortSignal) => Promise<() => void>;
@@ -86,7 +86,7 @@ export class ModelSlot {
             const inner = model.stream(request, signal);
             await forwardEvents(inner, out);
             const response = await inner.result();
-            if (giveAfterFinalAnswer && toolCallsOf(response.message).length === 0) this.give();
+            if (giveAfterFinalAnswer && !hasToolCalls(response.message)) this.give();
             return response;
           } finally {
             this.clock.modelMs += this.now() - started;

@@ -219,22 +219,34 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   // Stopped because the session's lease was lost: not this worker's turn to close any more; the
   // next holder of the lease closes it as interrupted (the caller's retry resumes it).
   if (outcome.result.stopReason === "aborted" && isConnectionError(job.signal.reason)) throw job.signal.reason;
-  await timer.stage("save", async () => {
-    const prev = (restored.metadata?.usage ?? {}) as Partial<Usage>;
-    // The usage totals are written with the turn's closing, in one transaction.
-    const metadata = {
-      usage: {
-        promptTokens: (prev.promptTokens ?? 0) + outcome.result.usage.promptTokens,
-        completionTokens: (prev.completionTokens ?? 0) + outcome.result.usage.completionTokens,
-      },
-      lastContextTokens: contextTokens,
-      lastModel: profile.modelRef,
-      ...chatOf(request, restored.metadata),
-    };
-    await saveTurnOutcome(store, turnId, outcome, { metadata });
-  });
+  await timer.stage("save", () => saveTurnOutcome(store, turnId, outcome, { metadata: closingMetadata(request, restored.metadata, outcome.result.usage, contextTokens, profile.modelRef) }));
+  const reply = replyOf(outcome.result, sessionKey, turnId, input?.warning, tools);
+  return { reply, timings: timer.timings, goalActiveAtStart };
+}
 
-  const { result } = outcome;
+/** The session metadata written with the turn's closing, in one transaction: usage totals and the last context. */
+function closingMetadata(
+  request: TurnRequest,
+  metadata: Record<string, unknown> | null | undefined,
+  usage: Usage,
+  contextTokens: number,
+  modelRef: string,
+): Record<string, unknown> {
+  const prev = (metadata?.usage ?? {}) as Partial<Usage>;
+  const closing: Record<string, unknown> = {
+    usage: {
+      promptTokens: (prev.promptTokens ?? 0) + usage.promptTokens,
+      completionTokens: (prev.completionTokens ?? 0) + usage.completionTokens,
+    },
+    lastContextTokens: contextTokens,
+    lastModel: modelRef,
+  };
+  const chat = chatOf(request, metadata).chat;
+  if (chat) closing.chat = chat;
+  return closing;
+}
+
+function replyOf(result: TurnEngineOutcome["result"], sessionKey: string, turnId: string, warning: string | undefined, tools: ToolTallyCounter): TurnReply {
   const reply: TurnReply = {
     content: result.content,
     sessionKey,
@@ -242,12 +254,14 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     toolsUsed: result.toolsUsed,
     usage: result.usage,
     turnId,
-    ...(result.stopReason === "error" ? { error: firstLine(errorMessage(result.error)), errorKind: turnErrorKind(result.error) } : {}),
-    ...(input?.warning ? { warnings: [input.warning] } : {}),
-    ...(result.externalToolCalls?.length ? { externalToolCalls: result.externalToolCalls } : {}),
-    ...tools.field,
   };
-  return { reply, timings: timer.timings, goalActiveAtStart };
+  if (result.stopReason === "error") {
+    reply.error = firstLine(errorMessage(result.error));
+    reply.errorKind = turnErrorKind(result.error);
+  }
+  if (warning) reply.warnings = [warning];
+  if (result.externalToolCalls?.length) reply.externalToolCalls = result.externalToolCalls;
+  return Object.assign(reply, tools.field);
 }
 
 function zeroUsage(): Usage {

@@ -47,8 +47,22 @@ export function textOf(input: Message | readonly ContentPart[]): string {
 
 /** The tool calls of an assistant message (empty for other roles). */
 export function toolCallsOf(message: Message): ToolCallPart[] {
-  if (message.role !== "assistant") return [];
-  return message.content.filter((p): p is ToolCallPart => p.type === "toolCall");
+  const calls: ToolCallPart[] = [];
+  if (message.role !== "assistant") return calls;
+  const parts = message.content;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (part.type === "toolCall") calls.push(part);
+  }
+  return calls;
+}
+
+/** Whether an assistant message calls a tool. */
+export function hasToolCalls(message: Message): boolean {
+  if (message.role !== "assistant") return false;
+  const parts = message.content;
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.type === "toolCall") return true;
+  return false;
 }
 
 /** The reasoning text of an assistant message. */

@@ -67,6 +67,13 @@ export class HookRunner {
     return this.hooks.length === 0;
   }
 
+  /** Whether any hook implements `name` (callers skip building a call nobody takes). */
+  has(name: keyof AgentHooks): boolean {
+    const hooks = this.hooks;
+    for (let i = 0; i < hooks.length; i++) if (typeof hooks[i]![name] === "function") return true;
+    return false;
+  }
+
   /** Calls `name` on every hook that has it; each result is passed to `fold`. */
   async each<K extends keyof AgentHooks>(
     name: K,

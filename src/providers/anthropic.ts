@@ -9,7 +9,7 @@ import { modelErrorEvent } from "../core/llm.js";
 import type { FinishReason, ReasoningPart, Usage } from "../core/messages.js";
 import { toAnthropicMessages } from "./anthropic-messages.js";
 import { mapStreamError } from "./error-mapping.js";
-import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { joinUrl, parseEventData, readSse } from "./http.js";
 import { JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { parseToolArguments } from "./tool-arguments.js";
@@ -125,9 +125,9 @@ export const streamAnthropic = (target: ModelTarget, request: LLMRequest, signal
       ...target.headers,
     };
     const req = { url: anthropicUrl(target.baseURL), headers, body: buildAnthropicBody(target, request) };
-    for await (const message of streamSse(target, req, signal, out)) {
+    await readSse(target, req, signal, out, (message) => {
       const event = parseEventData(target, message);
-      if (!event) continue;
+      if (!event) return;
       const index = num(event.index);
       switch (event.type) {
         case "message_start":
@@ -184,7 +184,7 @@ export const streamAnthropic = (target: ModelTarget, request: LLMRequest, signal
         default:
           break;
       }
-    }
+    });
     if (!finished && !out.finishReason) {
       throw new ProviderError(`${target.provider} stream ended before message_stop`, { kind: "connection", ...ctx() });
     }

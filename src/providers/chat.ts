@@ -2,6 +2,7 @@
  * OpenAI Chat Completions adapter — also every OpenAI-compatible server (OpenRouter, DeepSeek,
  * Groq, Ollama, vLLM, …). Always streams; `complete()` drains the stream.
  */
+import type { EventSourceMessage } from "eventsource-parser";
 import { EventStream } from "../core/event-stream.js";
 import { ProviderError } from "../core/errors.js";
 import type { LLMRequest, ModelEvent, ModelResponse, ModelStream } from "../core/llm.js";
@@ -9,7 +10,7 @@ import { modelErrorEvent } from "../core/llm.js";
 import type { FinishReason, Usage } from "../core/messages.js";
 import { isStableWireForm, toChatMessages } from "./chat-messages.js";
 import { mapStreamError } from "./error-mapping.js";
-import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { joinUrl, parseEventData, readSse } from "./http.js";
 import { JsonItems, JsonList, stableWireForm } from "./json-body.js";
 import { ResponseBuilder } from "./response-builder.js";
 import { ThinkSplitter } from "./think-splitter.js";
@@ -110,56 +111,71 @@ interface ChatDelta {
   tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
 }
 
-export const streamChat = (target: ModelTarget, request: LLMRequest, signal?: AbortSignal): ModelStream =>
-  EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (stream) => {
-    const out = new ResponseBuilder(stream, target);
-    const think = new ThinkSplitter();
-    const calls = new Map<number, PendingCall>();
-    let lastIndex: number | undefined;
-    let sawDone = false;
-    const closeCallsBefore = (index: number | undefined) => {
-      for (const [i, call] of [...calls].sort((a, b) => a[0] - b[0])) {
-        if (index !== undefined && i >= index) continue;
-        out.toolCall(call.id, call.name, call.args);
-        calls.delete(i);
-      }
-    };
-    const req = { url: joinUrl(target.baseURL, "chat/completions"), headers: authHeaders(target), body: buildChatBody(target, request) };
-    for await (const message of streamSse(target, req, signal, out)) {
-      if (message.data.trim() === "[DONE]") {
-        sawDone = true;
-        break;
-      }
-      const chunk = parseEventData(target, message);
-      if (!chunk) continue;
-      if (chunk.error) throw mapStreamError(chunk, { provider: target.provider, model: target.model, streamed: out.streamed });
-      if (chunk.usage && typeof chunk.usage === "object") out.setUsage(mapChatUsage(chunk.usage as Record<string, unknown>));
-      const choices = Array.isArray(chunk.choices) ? (chunk.choices as Array<Record<string, unknown>>) : [];
-      const choice = choices[0];
-      if (!choice) continue;
-      const delta = (choice.delta ?? choice.message ?? {}) as ChatDelta;
-      const reasoning = delta.reasoning_content ?? delta.reasoning;
-      if (typeof reasoning === "string") out.reasoning(reasoning);
-      if (typeof delta.content === "string") {
-        emitPieces(out, think.push(delta.content));
-      }
-      for (const tc of delta.tool_calls ?? []) {
-        const index = tc.index ?? lastIndex ?? 0;
-        // Parallel calls arrive one after another: a new index closes the earlier ones.
-        if (lastIndex !== undefined && index > lastIndex) closeCallsBefore(index);
-        lastIndex = index;
-        const call = calls.get(index) ?? { name: "", args: "" };
-        if (tc.id) call.id = tc.id;
-        if (tc.function?.name) call.name += tc.function.name;
-        if (tc.function?.arguments) call.args += tc.function.arguments;
-        calls.set(index, call);
-      }
-      const finish = mapChatFinish(choice.finish_reason);
-      if (finish) out.setFinish(finish);
+/**
+ * One streamed Chat Completions answer as it is read: the SSE loop hands each event here. Kept
+ * apart from the loop so the async function TurboFan compiles stays small.
+ */
+class ChatStreamReader {
+  private readonly think = new ThinkSplitter();
+  private readonly calls = new Map<number, PendingCall>();
+  private lastIndex: number | undefined;
+  sawDone = false;
+
+  constructor(
+    private readonly target: ModelTarget,
+    private readonly out: ResponseBuilder,
+  ) {}
+
+  /** Takes one event; false once the stream said `[DONE]`. */
+  read(message: EventSourceMessage): boolean {
+    if (message.data.trim() === "[DONE]") {
+      this.sawDone = true;
+      return false;
     }
-    emitPieces(out, think.flush());
-    closeCallsBefore(undefined);
-    if (!out.finishReason && !sawDone) {
+    const { target, out } = this;
+    const chunk = parseEventData(target, message);
+    if (!chunk) return true;
+    if (chunk.error) throw mapStreamError(chunk, { provider: target.provider, model: target.model, streamed: out.streamed });
+    if (chunk.usage && typeof chunk.usage === "object") out.setUsage(mapChatUsage(chunk.usage as Record<string, unknown>));
+    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Record<string, unknown> | undefined) : undefined;
+    if (!choice) return true;
+    const delta = (choice.delta ?? choice.message ?? {}) as ChatDelta;
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === "string") out.reasoning(reasoning);
+    if (typeof delta.content === "string") emitPieces(out, this.think.push(delta.content));
+    const toolCalls = delta.tool_calls;
+    if (toolCalls) for (let i = 0; i < toolCalls.length; i++) this.addCallDelta(toolCalls[i]!);
+    const finish = mapChatFinish(choice.finish_reason);
+    if (finish) out.setFinish(finish);
+    return true;
+  }
+
+  private addCallDelta(tc: NonNullable<ChatDelta["tool_calls"]>[number]): void {
+    const index = tc.index ?? this.lastIndex ?? 0;
+    // Parallel calls arrive one after another: a new index closes the earlier ones.
+    if (this.lastIndex !== undefined && index > this.lastIndex) this.closeCallsBefore(index);
+    this.lastIndex = index;
+    const call = this.calls.get(index) ?? { name: "", args: "" };
+    if (tc.id) call.id = tc.id;
+    if (tc.function?.name) call.name += tc.function.name;
+    if (tc.function?.arguments) call.args += tc.function.arguments;
+    this.calls.set(index, call);
+  }
+
+  private closeCallsBefore(index: number | undefined): void {
+    for (const [i, call] of [...this.calls].sort((a, b) => a[0] - b[0])) {
+      if (index !== undefined && i >= index) continue;
+      this.out.toolCall(call.id, call.name, call.args);
+      this.calls.delete(i);
+    }
+  }
+
+  /** After the last event: flushes held text and open calls; the response, or why there is none. */
+  end(): ModelResponse {
+    const { target, out } = this;
+    emitPieces(out, this.think.flush());
+    this.closeCallsBefore(undefined);
+    if (!out.finishReason && !this.sawDone) {
       throw new ProviderError(`${target.provider} stream ended before a finish reason`, {
         kind: "connection",
         provider: target.provider,
@@ -168,4 +184,14 @@ export const streamChat = (target: ModelTarget, request: LLMRequest, signal?: Ab
       });
     }
     return out.build();
+  }
+}
+
+export const streamChat = (target: ModelTarget, request: LLMRequest, signal?: AbortSignal): ModelStream =>
+  EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (stream) => {
+    const out = new ResponseBuilder(stream, target);
+    const reader = new ChatStreamReader(target, out);
+    const req = { url: joinUrl(target.baseURL, "chat/completions"), headers: authHeaders(target), body: buildChatBody(target, request) };
+    await readSse(target, req, signal, out, (message) => reader.read(message));
+    return reader.end();
   });

@@ -12,20 +12,21 @@ export const isContentEvent = (event: ModelEvent): boolean => CONTENT_EVENTS.has
  * (the decorator decides what the caller sees) and events `skip` rejects. Resolves once the inner
  * stream has ended, with whether content was forwarded; the caller then awaits its result.
  */
-export async function forwardEvents(
+export function forwardEvents(
   inner: ModelStream,
   out: EventStream<ModelEvent, ModelResponse>,
-  skip: (event: ModelEvent) => boolean = () => false,
-  onContent: () => void = () => undefined,
+  skip?: (event: ModelEvent) => boolean,
+  onContent?: () => void,
 ): Promise<{ streamed: boolean }> {
-  let streamed = false;
-  await inner.pipe((event) => {
-    if (event.type === "error" || skip(event)) return;
-    if (isContentEvent(event)) {
-      streamed = true;
-      onContent();
-    }
-    out.push(event);
-  });
-  return { streamed };
+  const outcome = { streamed: false };
+  return inner
+    .pipe((event) => {
+      if (event.type === "error" || (skip !== undefined && skip(event))) return;
+      if (isContentEvent(event)) {
+        outcome.streamed = true;
+        onContent?.();
+      }
+      out.push(event);
+    })
+    .then(() => outcome);
 }

@@ -51,22 +51,58 @@ function safeJson(text: string): unknown {
 }
 
 /**
- * POSTs `req` and yields its SSE messages. Throws `ProviderError` (HTTP, network, stall) or
- * `AbortedError` (caller's signal); the underlying request is cancelled in every case.
+ * POSTs `req` and hands its SSE messages to `onMessage` in order, until the body ends or
+ * `onMessage` returns false. Rejects with `ProviderError` (HTTP, network, stall) or
+ * `AbortedError` (caller's signal); an error `onMessage` throws comes out as it was thrown. The
+ * underlying request is ended in every case. A callback rather than an async generator: one
+ * promise per message instead of three, and less code for V8 to compile once it is hot.
  */
-export async function* streamSse(
+export async function readSse(
   target: ModelTarget,
   req: SseRequest,
   signal: AbortSignal | undefined,
   progress: StreamProgress,
-): AsyncGenerator<EventSourceMessage> {
-  const ctx = (): ErrorContext => ({ provider: target.provider, model: target.model, streamed: progress.streamed });
-  const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  onMessage: (message: EventSourceMessage) => boolean | void,
+): Promise<void> {
+  const source = await openSse(target, req, signal, progress);
+  try {
+    for (;;) {
+      let message: EventSourceMessage | undefined;
+      try {
+        message = await source.next();
+      } catch (err) {
+        throw readFailure(err, target, signal, progress);
+      }
+      if (message === undefined || onMessage(message) === false) return;
+    }
+  } finally {
+    source.close();
+  }
+}
+
+function errorContext(target: ModelTarget, progress: StreamProgress): ErrorContext {
+  return { provider: target.provider, model: target.model, streamed: progress.streamed };
+}
+
+/** What a failed read of the body becomes: a stall names the idle limit, the rest as network errors. */
+function readFailure(err: unknown, target: ModelTarget, signal: AbortSignal | undefined, progress: StreamProgress): Error {
+  if (err instanceof StallSignal) {
+    const idleMs = target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    return new ProviderError(`${target.provider} stream stalled: no data for ${Math.round(idleMs / 1000)}s`, {
+      kind: "stream_stalled",
+      ...errorContext(target, progress),
+    });
+  }
+  return mapNetworkError(err, signal, errorContext(target, progress));
+}
+
+/** Opens the request and checks it answered with a stream; the source is closed when it did not. */
+async function openSse(target: ModelTarget, req: SseRequest, signal: AbortSignal | undefined, progress: StreamProgress): Promise<SseSource> {
   const init = {
     url: withQuery(req.url, target.extraQuery),
     headers: { "content-type": "application/json", accept: "text/event-stream", ...req.headers },
     body: encodeJsonBody(target.extraBody ? { ...req.body, ...target.extraBody } : req.body),
-    idleMs,
+    idleMs: target.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     signal,
   };
   annotateActiveSpan(serverAttributes(init.url));
@@ -74,32 +110,20 @@ export async function* streamSse(
   try {
     source = target.fetch ? await openWithFetch(target.fetch, init) : await openWithNodeHttp(init);
   } catch (err) {
-    throw mapNetworkError(err, signal, ctx());
+    throw mapNetworkError(err, signal, errorContext(target, progress));
   }
   try {
     if (source.status < 200 || source.status > 299) {
-      const text = await readText(source, signal, ctx());
-      throw mapHttpError(source.status, safeJson(text), source.headers, ctx());
+      const text = await readText(source, signal, errorContext(target, progress));
+      throw mapHttpError(source.status, safeJson(text), source.headers, errorContext(target, progress));
     }
     if (source.headers.get("content-type")?.includes("application/json")) {
-      throw jsonInsteadOfStream(await readText(source, signal, ctx()), target, ctx());
+      throw jsonInsteadOfStream(await readText(source, signal, errorContext(target, progress)), target, errorContext(target, progress));
     }
-    for (;;) {
-      const message = await source.next();
-      if (!message) return;
-      yield message;
-    }
+    return source;
   } catch (err) {
-    if (err instanceof StallSignal) {
-      throw new ProviderError(`${target.provider} stream stalled: no data for ${Math.round(idleMs / 1000)}s`, {
-        kind: "stream_stalled",
-        ...ctx(),
-      });
-    }
-    throw mapNetworkError(err, signal, ctx());
-  } finally {
-    // Ends the HTTP request when the consumer stops early, fails, or the body is done.
     source.close();
+    throw readFailure(err, target, signal, progress);
   }
 }
 

@@ -66,14 +66,22 @@ function jsonOfItem(item: object): ItemJson {
 }
 
 function bytesOfList(list: JsonList): Buffer {
-  const entries = list.items.map(jsonOfItem);
-  const key = entries.map((e) => e.id).join(",");
+  const items = list.items;
+  const entries: ItemJson[] = new Array<ItemJson>(items.length);
+  let key = "";
+  for (let i = 0; i < items.length; i++) {
+    const entry = jsonOfItem(items[i]!);
+    entries[i] = entry;
+    key += i === 0 ? `${entry.id}` : `,${entry.id}`;
+  }
   let bytes = listBytes.get(key);
   if (bytes) {
     // Most recently used last, so the oldest list is the one dropped.
     listBytes.delete(key);
   } else {
-    bytes = Buffer.from(`[${entries.map((e) => e.json).join(",")}]`);
+    let json = "[";
+    for (let i = 0; i < entries.length; i++) json += i === 0 ? entries[i]!.json : `,${entries[i]!.json}`;
+    bytes = Buffer.from(`${json}]`);
     if (listBytes.size >= MAX_LISTS) listBytes.delete(listBytes.keys().next().value!);
   }
   listBytes.set(key, bytes);
@@ -105,7 +113,9 @@ function chunksOfItems(list: JsonItems, chunks: Buffer[], prefix: string): strin
     count += run.length;
     run = [];
   };
-  for (const item of list.items) {
+  const items = list.items;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
     if (!list.isStable(item)) {
       run.push(item);
       continue;
@@ -125,7 +135,11 @@ export function encodeJsonBody(body: Record<string, unknown>): EncodedBody {
   const chunks: Buffer[] = [];
   let text = "{";
   let first = true;
-  for (const [key, value] of Object.entries(body)) {
+  // Indexed loops here: every request passes, and V8 compiles this once it is hot.
+  const keys = Object.keys(body);
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
+    const value = body[key];
     if (value instanceof JsonItems) {
       text = chunksOfItems(value, chunks, `${text}${first ? "" : ","}${JSON.stringify(key)}:`);
       first = false;
@@ -146,7 +160,9 @@ export function encodeJsonBody(body: Record<string, unknown>): EncodedBody {
     first = false;
   }
   chunks.push(Buffer.from(`${text}}`));
-  return { chunks, byteLength: chunks.reduce((n, c) => n + c.length, 0) };
+  let byteLength = 0;
+  for (let i = 0; i < chunks.length; i++) byteLength += chunks[i]!.length;
+  return { chunks, byteLength };
 }
 
 const wireForms = new WeakMap<object, Map<string, object>>();

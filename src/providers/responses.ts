@@ -8,7 +8,7 @@ import type { LLMRequest, ModelEvent, ModelResponse, ModelStream } from "../core
 import { modelErrorEvent } from "../core/llm.js";
 import type { ReasoningPart, Usage } from "../core/messages.js";
 import { mapStreamError } from "./error-mapping.js";
-import { joinUrl, parseEventData, streamSse } from "./http.js";
+import { joinUrl, parseEventData, readSse } from "./http.js";
 import { JsonList, stableWireForm } from "./json-body.js";
 import { toResponsesInput } from "./responses-messages.js";
 import { ResponseBuilder } from "./response-builder.js";
@@ -69,9 +69,9 @@ export const streamResponses = (target: ModelTarget, request: LLMRequest, signal
     let completed = false;
     const headers = { ...(target.apiKey ? { authorization: `Bearer ${target.apiKey}` } : {}), ...target.headers };
     const req = { url: joinUrl(target.baseURL, "responses"), headers, body: buildResponsesBody(target, request) };
-    for await (const message of streamSse(target, req, signal, out)) {
+    await readSse(target, req, signal, out, (message) => {
       const event = parseEventData(target, message);
-      if (!event) continue;
+      if (!event) return;
       const item = (event.item ?? {}) as Json;
       const itemId = typeof event.item_id === "string" ? event.item_id : String(item.id ?? "");
       switch (event.type) {
@@ -119,7 +119,7 @@ export const streamResponses = (target: ModelTarget, request: LLMRequest, signal
         default:
           break;
       }
-    }
+    });
     if (!completed) {
       throw new ProviderError(`${target.provider} stream ended before response.completed`, { kind: "connection", ...ctx() });
     }

@@ -61,12 +61,24 @@ export function messageToRow(
   let usage: Usage | undefined;
   const attrs: Attrs = {};
   if (message.role === "assistant") {
-    toolCalls = message.content.filter((p): p is ToolCallPart => p.type === "toolCall");
-    const firstCall = message.content.findIndex((p) => p.type === "toolCall");
-    const canonical = firstCall < 0 || message.content.slice(firstCall).every((p) => p.type === "toolCall");
-    if (canonical) parts = message.content.filter((p) => p.type !== "toolCall");
-    else attrs.inlineCalls = true;
-    const text = message.content.flatMap((p) => (p.type === "reasoning" ? [p.text] : [])).join("");
+    // One pass in plain loops: every stored message comes through here.
+    const content = message.content;
+    let firstCall = -1;
+    let textAfterCall = false;
+    let text = "";
+    for (let i = 0; i < content.length; i++) {
+      const part = content[i]!;
+      if (part.type === "toolCall") {
+        toolCalls.push(part);
+        if (firstCall < 0) firstCall = i;
+      } else {
+        if (firstCall >= 0) textAfterCall = true;
+        if (part.type === "reasoning") text += part.text;
+      }
+    }
+    // Canonical: every tool call after every other part; `content` then leaves the calls out.
+    if (textAfterCall) attrs.inlineCalls = true;
+    else if (firstCall >= 0) parts = content.slice(0, firstCall);
     reasoning = text || null;
     usage = message.usage;
     if (message.provider !== undefined) attrs.provider = message.provider;

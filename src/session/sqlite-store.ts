@@ -181,9 +181,15 @@ export class SqliteSessionStore implements PortableSessionStore {
   private eachNewestFirst(thread: ThreadRow, take: (message: Message) => boolean): void {
     for (let before = Number.MAX_SAFE_INTEGER; ; ) {
       const places = this.q.placesNewestFirst(thread.id, thread.replay_seq, before, HISTORY_PAGE);
-      const missing = places.filter((place) => place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)).map((place) => place[1]);
+      // Plain loops: this runs for every replayed message of every turn.
+      const missing: number[] = [];
+      for (let i = 0; i < places.length; i++) {
+        const place = places[i]!;
+        if (place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)) missing.push(place[1]);
+      }
       const rows = this.rowsAt(thread.id, missing);
-      for (const place of places) {
+      for (let i = 0; i < places.length; i++) {
+        const place = places[i]!;
         const seq = place[1];
         if (seq === thread.summary_seq) continue;
         // A row parsed just now can push the cache over its budget and clear it: a place found

@@ -64,7 +64,7 @@ export function governContext(history: readonly Message[], options: GovernOption
 
   const fixed = (options.toolTokens ?? 0) + (options.adjustment ?? 0);
   let total = fixed;
-  for (const m of messages) total += estimator.message(m);
+  for (let i = 0; i < messages.length; i++) total += estimator.message(messages[i]!);
   const tokensBefore = total;
 
   let microcompacted = 0;
@@ -83,7 +83,7 @@ export function governContext(history: readonly Message[], options: GovernOption
       if (snipped > 0) {
         messages = legalize(result.messages);
         total = fixed;
-        for (const m of messages) total += estimator.message(m);
+        for (let i = 0; i < messages.length; i++) total += estimator.message(messages[i]!);
       }
     }
   }
@@ -121,6 +121,9 @@ function systemTokens(messages: readonly Message[], tokens: readonly number[]): 
 
 function countSynthetic(messages: readonly Message[], role: Message["role"]): number {
   let n = 0;
-  for (const m of messages) if (m.role === role && m.meta?.synthetic === true) n++;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === role && m.meta?.synthetic === true) n++;
+  }
   return n;
 }

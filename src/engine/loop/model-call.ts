@@ -11,7 +11,7 @@ import type { Message } from "../../core/messages.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { Tool } from "../../tools/tool.js";
 import { compactHistory, shouldCompact } from "../compaction/compact.js";
-import { governContext } from "../governance/govern.js";
+import { governContext, type GovernResult } from "../governance/govern.js";
 import type { PendingWrite } from "../governance/offload.js";
 import { estimateMessages } from "../tokens/estimator.js";
 import type { AgentSpec } from "../types.js";
@@ -100,9 +100,9 @@ async function writeOffloads(state: RunState, writes: readonly PendingWrite[]): 
   }
 }
 
-async function buildRequest(state: RunState, options: AskOptions): Promise<{ request: LLMRequest; estimate: number }> {
-  const tools = options.noTools || state.toolDefs.length === 0 ? undefined : withExtensions(state.toolDefs, state.spec.toolExtensions);
-  const governed = governContext(state.working, {
+/** The history governed for the next request (offloaded tool results still to be written). */
+function governRequest(state: RunState, tools: ToolDefinition[] | undefined): GovernResult {
+  return governContext(state.working, {
     estimator: state.estimator,
     budget: state.settings.budget,
     maxToolResultChars: state.settings.maxToolResultChars,
@@ -110,27 +110,30 @@ async function buildRequest(state: RunState, options: AskOptions): Promise<{ req
     toolTokens: tools ? state.estimator.tools(tools) : 0,
     adjustment: state.adjustment,
   });
-  await writeOffloads(state, governed.writes);
+}
+
+/** The request for governed messages; reports what governance compacted. */
+function buildRequest(state: RunState, options: AskOptions, governed: GovernResult, tools: ToolDefinition[] | undefined): { request: LLMRequest; estimate: number } {
   const { stats } = governed;
   if (stats.microcompacted > 0) {
     state.emit({ type: "compaction", kind: "microcompact", before: stats.tokensBefore, after: stats.tokensAfter });
   }
   if (stats.snipped > 0) state.emit({ type: "compaction", kind: "snip", before: stats.tokensBefore, after: stats.tokensAfter });
   const spec = state.spec;
-  const request: LLMRequest = {
-    messages: options.extra?.length ? [...governed.messages, ...options.extra] : governed.messages,
-    ...(tools ? { tools } : {}),
+  const request: LLMRequest = { messages: options.extra?.length ? governed.messages.concat(options.extra) : governed.messages };
+  if (tools) {
+    request.tools = tools;
     // Forcing a tool choice after round 1 makes the model call tools forever.
-    ...(tools && state.iterations === 1 && spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),
-    ...(spec.omitMaxTokens ? {} : { maxTokens: state.settings.maxTokens }),
-    ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
-    ...(spec.topP !== undefined ? { topP: spec.topP } : {}),
-    ...(spec.reasoningEffort ? { reasoningEffort: spec.reasoningEffort } : {}),
-    ...(spec.reasoningSummary ? { reasoningSummary: spec.reasoningSummary } : {}),
-    ...(spec.truncation ? { truncation: spec.truncation } : {}),
-    ...(spec.output ? { output: spec.output } : {}),
-    ...(spec.metadata ? { metadata: spec.metadata } : {}),
-  };
+    if (state.iterations === 1 && spec.toolChoice) request.toolChoice = spec.toolChoice;
+  }
+  if (!spec.omitMaxTokens) request.maxTokens = state.settings.maxTokens;
+  if (spec.temperature !== undefined) request.temperature = spec.temperature;
+  if (spec.topP !== undefined) request.topP = spec.topP;
+  if (spec.reasoningEffort) request.reasoningEffort = spec.reasoningEffort;
+  if (spec.reasoningSummary) request.reasoningSummary = spec.reasoningSummary;
+  if (spec.truncation) request.truncation = spec.truncation;
+  if (spec.output) request.output = spec.output;
+  if (spec.metadata) request.metadata = spec.metadata;
   return { request, estimate: stats.tokensAfter - state.adjustment };
 }
 
@@ -160,6 +163,13 @@ function abortRace(signal: AbortSignal | undefined): { promise: Promise<never>; 
 
 /** Streams one model call, forwarding deltas; resolves with the (hook-adjusted) response. */
 async function callModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
+  if (state.hooks.has("beforeIteration") || state.hooks.has("afterResponse")) return callModelWithHooks(state, request);
+  const response = await tracedModelCall(state.model, request, () => streamModel(state, request));
+  addUsage(state, response.usage);
+  return response;
+}
+
+async function callModelWithHooks(state: RunState, request: LLMRequest): Promise<ModelResponse> {
   const ctx = hookContext(state);
   let shortCircuit: ModelResponse | undefined;
   await state.hooks.each(
@@ -227,22 +237,23 @@ const ROUGH_ESTIMATE_SHARE = 0.25;
  * estimate, corrected by the prompt tokens the provider reports after each answer, governs
  * safely, so a conversation loads them only once it may be near the window. Checked before
  * every request, so a turn whose tool results carry it past the share waits for exact counts.
- * Returns the history's estimate when it made one that still holds (the tables did not load).
+ * `roughEstimateWithinShare` gives the history's estimate when the rough one is enough, and
+ * `loadEstimator` loads the tables otherwise (see `ask`).
  */
-async function prepareEstimator(state: RunState): Promise<number | undefined> {
-  const { estimator, settings } = state;
-  if (estimator.ready || unloadable.has(estimator)) return undefined;
-  if (settings.contextWindow > 0) {
-    const rough = historyEstimate(state);
-    if (rough < settings.contextWindow * ROUGH_ESTIMATE_SHARE) return rough;
-  }
+function roughEstimateWithinShare(state: RunState): number | undefined {
+  const { contextWindow } = state.settings;
+  if (contextWindow <= 0) return undefined;
+  const rough = historyEstimate(state);
+  return rough < contextWindow * ROUGH_ESTIMATE_SHARE ? rough : undefined;
+}
+
+async function loadEstimator(state: RunState): Promise<void> {
   try {
-    await estimator.load();
+    await state.estimator.load();
   } catch (err) {
-    unloadable.add(estimator); // said once, not before every request that follows
+    unloadable.add(state.estimator); // said once, not before every request that follows
     warn(state, `token estimator unavailable, using a rough estimate: ${errorMessage(err)}`);
   }
-  return undefined;
 }
 
 /** Estimators whose tokenizer failed to load: they stay on the rough estimate. */
@@ -251,19 +262,34 @@ const unloadable = new WeakSet<object>();
 /** Governs, sends and returns one response; on context overflow compacts and retries once. */
 export async function ask(state: RunState, options: AskOptions = {}): Promise<ModelResponse> {
   state.iterations++;
-  await maybeCompact(state, false, await prepareEstimator(state));
+  // The awaits below happen only when there is work: most requests need neither.
+  let estimate: number | undefined;
+  const { estimator } = state;
+  if (!estimator.ready && !unloadable.has(estimator)) {
+    estimate = roughEstimateWithinShare(state);
+    if (estimate === undefined) await loadEstimator(state);
+  }
+  const { contextWindow } = state.settings;
+  if (contextWindow > 0 && !state.compactionFailed) {
+    // maybeCompact's own test, made here so the common case awaits nothing.
+    const before = estimate ?? historyEstimate(state);
+    if (shouldCompact(before, contextWindow)) await maybeCompact(state, false, before);
+  }
   for (let attempt = 0; ; attempt++) {
-    const { request, estimate } = await buildRequest(state, options);
+    const tools = options.noTools || state.toolDefs.length === 0 ? undefined : withExtensions(state.toolDefs, state.spec.toolExtensions);
+    const governed = governRequest(state, tools);
+    if (governed.writes.length > 0) await writeOffloads(state, governed.writes);
+    const { request, estimate: requestEstimate } = buildRequest(state, options, governed, tools);
     state.emit({
       type: "llm_request",
       iteration: state.iterations,
       messageCount: request.messages.length,
-      estimatedTokens: estimate + state.adjustment,
+      estimatedTokens: requestEstimate + state.adjustment,
       toolCount: request.tools?.length ?? 0,
     });
     try {
       const response = await callModel(state, request);
-      if (response.usage.promptTokens > 0) state.adjustment = response.usage.promptTokens - estimate;
+      if (response.usage.promptTokens > 0) state.adjustment = response.usage.promptTokens - requestEstimate;
       return response;
     } catch (err) {
       if (!(err instanceof ContextOverflowError) || attempt > 0) throw err;

@@ -10,10 +10,10 @@ import { isAbortError } from "../../core/errors.js";
 import { runId as newRunId } from "../../core/ids.js";
 import type { ModelResponse } from "../../core/llm.js";
 import { assistantMessage, textOf, toolCallsOf } from "../../core/message-helpers.js";
-import type { AssistantMessage, Message, ToolCallPart } from "../../core/messages.js";
+import type { AssistantMessage, Message, ToolCallPart, ToolMessage } from "../../core/messages.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import { HookRunner, type AgentHooks } from "../hooks.js";
-import { executeToolRound } from "../tool-execution/execute.js";
+import { executeToolRound, type ToolRoundDeps } from "../tool-execution/execute.js";
 import { LookupGuard } from "../tool-execution/lookup-guard.js";
 import { sharedTokenEstimator } from "../tokens/estimator.js";
 import { ENGINE_DEFAULTS, systemClock, type AgentSpec } from "../types.js";
@@ -79,45 +79,62 @@ function createState(spec: AgentSpec, signal: AbortSignal | undefined, stream: A
   };
 }
 
-/** Runs tool calls of one assistant message; returns a result when the run must end here. */
-async function runToolRound(state: RunState, assistant: AssistantMessage, calls: ToolCallPart[]): Promise<RunResult | undefined> {
-  addMessage(state, assistant);
-  state.toolRounds++;
-  for (const c of calls) if (state.registry.has(c.name)) state.toolsUsed.add(c.name);
-  await checkpoint(state, "awaiting_tools", { assistant, completedResults: [], pendingToolCalls: calls });
-  const outcome = await executeToolRound(calls, {
+/** What a tool round needs from the run (kept out of runToolRound: see its note). */
+function toolRoundDeps(state: RunState): ToolRoundDeps {
+  const { spec } = state;
+  const toolContext: ToolRoundDeps["toolContext"] = { workspace: spec.workspace ?? process.cwd(), turnId: state.runId };
+  if (spec.sessionKey) toolContext.sessionKey = spec.sessionKey;
+  if (spec.outputDir) toolContext.outputDir = join(spec.outputDir, "truncated-outputs");
+  const deps: ToolRoundDeps = {
     registry: state.registry,
-    ...(state.refused ? { refused: state.refused } : {}),
     guard: state.guard,
     hooks: state.hooks,
     hookContext: hookContext(state),
     emit: state.emit,
     clock: state.clock,
     defaultTimeoutMs: state.settings.toolTimeoutMs,
-    toolContext: {
-      workspace: state.spec.workspace ?? process.cwd(),
-      turnId: state.runId,
-      ...(state.spec.sessionKey ? { sessionKey: state.spec.sessionKey } : {}),
-      ...(state.spec.outputDir ? { outputDir: join(state.spec.outputDir, "truncated-outputs") } : {}),
-    },
-    outputDir: state.spec.outputDir,
+    toolContext,
+    outputDir: spec.outputDir,
     signal: state.signal,
-  });
-  for (const result of outcome.results) addMessage(state, result);
+  };
+  if (state.refused) deps.refused = state.refused;
+  return deps;
+}
+
+function firstError(results: readonly ToolMessage[]): ToolMessage | undefined {
+  for (let i = 0; i < results.length; i++) if (results[i]!.isError) return results[i];
+  return undefined;
+}
+
+/**
+ * Runs tool calls of one assistant message; returns a result when the run must end here.
+ * Every turn with tools passes here, so V8 optimizes it early: plain loops and helpers keep what
+ * it compiles small (array callbacks and spreads are inlined into the compiled code).
+ */
+async function runToolRound(state: RunState, assistant: AssistantMessage, calls: ToolCallPart[]): Promise<RunResult | undefined> {
+  addMessage(state, assistant);
+  state.toolRounds++;
+  for (let i = 0; i < calls.length; i++) if (state.registry.has(calls[i]!.name)) state.toolsUsed.add(calls[i]!.name);
+  await checkpoint(state, "awaiting_tools", { assistant, completedResults: [], pendingToolCalls: calls });
+  const outcome = await executeToolRound(calls, toolRoundDeps(state));
+  const results = outcome.results;
+  for (let i = 0; i < results.length; i++) addMessage(state, results[i]!);
   if (outcome.aborted) return buildResult(state, "aborted", "");
   if (outcome.external.length > 0) return buildResult(state, "external_tool", "", { externalToolCalls: outcome.external });
-  await checkpoint(state, "tools_completed", { assistant, completedResults: outcome.results, pendingToolCalls: [] });
-  const failed = state.spec.failOnToolError ? outcome.results.find((r) => r.isError) : undefined;
-  if (failed) {
-    // agents.defaults.failOnToolError (the Python nanobot's key): the turn ends here, saying why.
-    const detail = textOf(failed).split("\n")[0] ?? "";
-    const content = `Stopped: the ${failed.toolName} tool failed${detail ? `: ${detail}` : ""}`;
-    addMessage(state, assistantMessage(content));
-    await checkpoint(state, "final_response");
-    return buildResult(state, "tool_error", content);
-  }
+  await checkpoint(state, "tools_completed", { assistant, completedResults: results, pendingToolCalls: [] });
+  const failed = state.spec.failOnToolError ? firstError(results) : undefined;
+  if (failed) return stopOnToolError(state, failed);
   await drainInjections(state);
   return undefined;
+}
+
+/** agents.defaults.failOnToolError (the Python nanobot's key): the turn ends here, saying why. */
+async function stopOnToolError(state: RunState, failed: ToolMessage): Promise<RunResult> {
+  const detail = textOf(failed).split("\n")[0] ?? "";
+  const content = `Stopped: the ${failed.toolName} tool failed${detail ? `: ${detail}` : ""}`;
+  addMessage(state, assistantMessage(content));
+  await checkpoint(state, "final_response");
+  return buildResult(state, "tool_error", content);
 }
 
 /**

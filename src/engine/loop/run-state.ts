@@ -84,18 +84,22 @@ export function addUsage(state: RunState, usage: Usage): void {
   state.emit({ type: "usage", usage, total: { ...t } });
 }
 
-export async function checkpoint(
+export function checkpoint(
   state: RunState,
   phase: CheckpointPhase,
   extra: Omit<Checkpoint, "phase" | "iteration" | "newMessages"> = {},
 ): Promise<void> {
-  const cp: Checkpoint = { phase, iteration: state.iterations, newMessages: [...state.newMessages], ...extra };
+  const cp: Checkpoint = { phase, iteration: state.iterations, newMessages: state.newMessages.slice(), ...extra };
   state.emit({ type: "checkpoint", checkpoint: cp });
-  if (!state.spec.onCheckpoint) return;
+  const save = state.spec.onCheckpoint;
+  return save ? saveCheckpoint(state, save, cp) : Promise.resolve();
+}
+
+async function saveCheckpoint(state: RunState, save: (cp: Checkpoint) => unknown, cp: Checkpoint): Promise<void> {
   try {
-    await state.spec.onCheckpoint(cp);
+    await save(cp);
   } catch (err) {
-    warn(state, `checkpoint callback failed at ${phase}: ${errorMessage(err)}`);
+    warn(state, `checkpoint callback failed at ${cp.phase}: ${errorMessage(err)}`);
   }
 }
 

@@ -14,7 +14,7 @@ import type { Clock } from "../types.js";
 import { partitionBatches } from "./batching.js";
 import type { LookupGuard } from "./lookup-guard.js";
 import { errorResult, prepareCall, type PreparedCall } from "./prepare.js";
-import { truncateLargeOutput } from "./truncate.js";
+import { exceedsOutputLimit, truncateLargeOutput } from "./truncate.js";
 import { withSpan } from "../../core/tracing/tracer.js";
 import type { Span } from "../../core/tracing/tracer.js";
 
@@ -105,14 +105,24 @@ function runCall(item: RunnableCall, deps: ToolRoundDeps): Promise<ToolMessage> 
   return withSpan(`execute_tool ${item.call.name}`, { attributes }, (span) => runCallIn(item, deps, span));
 }
 
+function outputMeta(truncatedPath: string | undefined, output: NormalisedOutput): NonNullable<ToolMessage["meta"]> {
+  const meta: NonNullable<ToolMessage["meta"]> = {};
+  if (truncatedPath) meta.truncatedOutputPath = truncatedPath;
+  if (output.suppressFinalReply) meta.suppressFinalReply = true;
+  // History offload (`maxToolResultChars`) must keep it whole too.
+  if (output.skipTruncation) meta.skipTruncation = true;
+  return meta;
+}
+
 async function runCallIn(item: RunnableCall, deps: ToolRoundDeps, span: Span | undefined): Promise<ToolMessage> {
   const { call } = item;
   let result: ToolMessage;
   try {
     const output = normaliseOutput(await invokeWithTimeout(item, deps));
-    const truncated = output.skipTruncation
-      ? { content: output.content }
-      : await truncateLargeOutput(output.content, { toolName: call.name, callId: call.id, outputDir: deps.outputDir });
+    const truncated: { content: ToolMessage["content"]; path?: string } =
+      output.skipTruncation || !exceedsOutputLimit(output.content)
+        ? { content: output.content }
+        : await truncateLargeOutput(output.content, { toolName: call.name, callId: call.id, outputDir: deps.outputDir });
     result = {
       id: messageId(),
       role: "tool",
@@ -123,26 +133,22 @@ async function runCallIn(item: RunnableCall, deps: ToolRoundDeps, span: Span | u
       createdAt: Date.now(),
     };
     // The product layer reads these: where the full output went, and "the tool already replied".
-    const meta = {
-      ...(truncated.path ? { truncatedOutputPath: truncated.path } : {}),
-      ...(output.suppressFinalReply ? { suppressFinalReply: true } : {}),
-      // History offload (`maxToolResultChars`) must keep it whole too.
-      ...(output.skipTruncation ? { skipTruncation: true } : {}),
-    };
-    if (Object.keys(meta).length > 0) result.meta = meta;
+    if (truncated.path || output.suppressFinalReply || output.skipTruncation) result.meta = outputMeta(truncated.path, output);
   } catch (err) {
     span?.fail(err);
     const text = err instanceof ToolTimeoutError ? `Error: ${err.message}` : `Error: ${errorMessage(err)}`;
     result = errorResult(call, `${text}\n\n${ERROR_HINT}`);
   }
-  await deps.hooks.each(
-    "afterToolCall",
-    (h) => h.afterToolCall?.(deps.hookContext, call, result),
-    (value) => {
-      const v = value as Partial<ToolMessage>;
-      if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
-    },
-  );
+  if (deps.hooks.has("afterToolCall")) {
+    await deps.hooks.each(
+      "afterToolCall",
+      (h) => h.afterToolCall?.(deps.hookContext, call, result),
+      (value) => {
+        const v = value as Partial<ToolMessage>;
+        if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
+      },
+    );
+  }
   // A thrown failure already named its class; an error result the tool returned is `tool_error`.
   if (result.isError && span && !span.failed) span.fail(undefined, "tool_error");
   return result;
@@ -159,6 +165,11 @@ function abortPromise(signal: AbortSignal | undefined): { promise: Promise<"abor
   return { promise, dispose: () => listener && signal.removeEventListener("abort", listener) };
 }
 
+function isExternal(external: readonly ToolCallPart[], id: string): boolean {
+  for (let i = 0; i < external.length; i++) if (external[i]!.id === id) return true;
+  return false;
+}
+
 export async function executeToolRound(calls: readonly ToolCallPart[], deps: ToolRoundDeps): Promise<ToolRoundOutcome> {
   const slots: (ToolMessage | undefined)[] = new Array<ToolMessage | undefined>(calls.length);
   const external: ToolCallPart[] = [];
@@ -170,7 +181,10 @@ export async function executeToolRound(calls: readonly ToolCallPart[], deps: Too
     deps.onResult?.(result);
   };
 
-  for (const [index, call] of calls.entries()) {
+  // Indexed loops here and below: TurboFan compiles this function once it is hot, and iterators
+  // with destructuring, or array callbacks, multiply the size of what it compiles.
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!;
     deps.emit({ type: "tool_call", toolCall: call });
     started.set(call.id, deps.clock.now());
     const prepared = await prepareCall(call, index, deps);
@@ -179,18 +193,20 @@ export async function executeToolRound(calls: readonly ToolCallPart[], deps: Too
     else runnable.push(prepared);
   }
 
+  const runAndSettle = async (item: RunnableCall): Promise<void> => {
+    started.set(item.call.id, deps.clock.now());
+    const result = await runCall(item, deps);
+    if (!aborted) settle(item.index, result);
+  };
   const abort = abortPromise(deps.signal);
   let aborted = deps.signal?.aborted === true;
   try {
-    for (const batch of partitionBatches(runnable)) {
-      if (aborted) break;
-      const work = Promise.all(
-        batch.map(async (item) => {
-          started.set(item.call.id, deps.clock.now());
-          const result = await runCall(item, deps);
-          if (!aborted) settle(item.index, result);
-        }),
-      );
+    const batches = partitionBatches(runnable);
+    for (let b = 0; b < batches.length && !aborted; b++) {
+      const batch = batches[b]!;
+      const running: Promise<void>[] = new Array<Promise<void>>(batch.length);
+      for (let i = 0; i < batch.length; i++) running[i] = runAndSettle(batch[i]!);
+      const work = Promise.all(running);
       work.catch(() => undefined);
       aborted = (await Promise.race([work, abort.promise])) === "aborted";
     }
@@ -199,9 +215,9 @@ export async function executeToolRound(calls: readonly ToolCallPart[], deps: Too
   }
 
   const results: ToolMessage[] = [];
-  const externalIds = new Set(external.map((c) => c.id));
-  for (const [index, call] of calls.entries()) {
-    if (externalIds.has(call.id)) continue;
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index]!;
+    if (external.length > 0 && isExternal(external, call.id)) continue;
     let result = slots[index];
     if (!result) {
       result = errorResult(call, INTERRUPTED_TEXT);

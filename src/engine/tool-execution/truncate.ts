@@ -30,6 +30,11 @@ export interface TruncationResult {
   path?: string;
 }
 
+/** Whether `truncateLargeOutput` would cut this output (callers skip its async call otherwise). */
+export function exceedsOutputLimit(content: ToolResultContentPart[]): boolean {
+  return outputBytes(content) > MAX_TOOL_OUTPUT_BYTES;
+}
+
 export async function truncateLargeOutput(
   content: ToolResultContentPart[],
   options: { toolName: string; callId: string; outputDir?: string },
