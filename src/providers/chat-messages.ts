@@ -45,17 +45,23 @@ function userContent(parts: readonly (UserContentPart | ToolResultContentPart)[]
   return out;
 }
 
+const chatAssistantWithReasoning = (m: AssistantMessage): ChatMessage => chatAssistantMessage(m, true);
+const chatAssistantPlain = (m: AssistantMessage): ChatMessage => chatAssistantMessage(m, false);
+
+/**
+ * Every request's whole history passes here: plain loops, and the rare case (a tool result with
+ * images) in helpers of its own, keep what V8 compiles for it small.
+ */
 export function toChatMessages(messages: readonly Message[], target: ModelTarget): ChatMessage[] {
   const { system, rest } = hoistSystem(messages);
   const out: ChatMessage[] = system ? [{ role: "system", content: system }] : [];
   let pendingImages: ChatContentPart[] = [];
-  const flushImages = () => {
-    if (pendingImages.length === 0) return;
-    out.push({ role: "user", content: [{ type: "text", text: "Images returned by the tool calls above:" }, ...pendingImages] });
-    pendingImages = [];
-  };
-  for (const m of rest) {
-    if (m.role !== "tool") flushImages();
+  for (let i = 0; i < rest.length; i++) {
+    const m = rest[i]!;
+    if (m.role !== "tool" && pendingImages.length > 0) {
+      out.push(imagesMessage(pendingImages));
+      pendingImages = [];
+    }
     switch (m.role) {
       case "user":
         // A message's wire form depends on it alone: built once per message object, so its
@@ -63,27 +69,36 @@ export function toChatMessages(messages: readonly Message[], target: ModelTarget
         out.push(wireForm(m, plainForms, chatUserMessage));
         break;
       case "assistant":
-        if (canReplayReasoning(m, target)) out.push(wireForm(m, reasoningForms, (a) => chatAssistantMessage(a, true)));
-        else out.push(wireForm(m, plainForms, (a) => chatAssistantMessage(a, false)));
+        if (canReplayReasoning(m, target)) out.push(wireForm(m, reasoningForms, chatAssistantWithReasoning));
+        else out.push(wireForm(m, plainForms, chatAssistantPlain));
         break;
-      case "tool": {
-        const images = m.content.filter(isImagePart);
-        if (images.length === 0) {
-          out.push(wireForm(m, plainForms, chatToolMessage));
-          break;
-        }
-        const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
-        out.push({ role: "tool", tool_call_id: m.toolCallId, content: text || "(see images below)" });
-        for (const img of images) {
-          const url = imageUrl(img);
-          if (url) pendingImages.push({ type: "image_url", image_url: { url } });
-        }
+      case "tool":
+        if (!hasImagePart(m.content)) out.push(wireForm(m, plainForms, chatToolMessage));
+        else out.push(toolMessageWithImages(m, pendingImages));
         break;
-      }
     }
   }
-  flushImages();
+  if (pendingImages.length > 0) out.push(imagesMessage(pendingImages));
   return out;
+}
+
+function hasImagePart(parts: ToolMessage["content"]): boolean {
+  for (let i = 0; i < parts.length; i++) if (isImagePart(parts[i]!)) return true;
+  return false;
+}
+
+/** Chat tool messages carry text only: the images follow in a user message (collected into `pendingImages`). */
+function toolMessageWithImages(m: ToolMessage, pendingImages: ChatContentPart[]): ChatMessage {
+  const text = partsAsText(m.content.filter((p) => !isImagePart(p)));
+  for (const img of m.content.filter(isImagePart)) {
+    const url = imageUrl(img);
+    if (url) pendingImages.push({ type: "image_url", image_url: { url } });
+  }
+  return { role: "tool", tool_call_id: m.toolCallId, content: text || "(see images below)" };
+}
+
+function imagesMessage(images: readonly ChatContentPart[]): ChatMessage {
+  return { role: "user", content: [{ type: "text", text: "Images returned by the tool calls above:" }, ...images] };
 }
 
 /** Messages with at least this much text keep one wire form (and its cached bytes) per object. */

@@ -105,29 +105,30 @@ function bytesOfItem(item: object): Buffer {
 /** The list's JSON as chunks: cached bytes for stable items, runs of the others serialised now. */
 function chunksOfItems(list: JsonItems, chunks: Buffer[], prefix: string): string {
   let text = `${prefix}[`;
-  let run: object[] = [];
+  let runStart = 0;
   let count = 0;
-  const flushRun = () => {
-    if (run.length === 0) return;
-    text += `${count > 0 ? "," : ""}${JSON.stringify(run).slice(1, -1)}`;
-    count += run.length;
-    run = [];
-  };
   const items = list.items;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    if (!list.isStable(item)) {
-      run.push(item);
-      continue;
+    if (!list.isStable(item)) continue;
+    if (runStart < i) {
+      text += runJson(items, runStart, i, count > 0);
+      count += i - runStart;
     }
-    flushRun();
+    runStart = i + 1;
     chunks.push(Buffer.from(count > 0 ? `${text},` : text));
     chunks.push(bytesOfItem(item));
     text = "";
     count++;
   }
-  flushRun();
+  if (runStart < items.length) text += runJson(items, runStart, items.length, count > 0);
   return `${text}]`;
+}
+
+/** Items `from` to `to` (exclusive) serialised together, without brackets. */
+function runJson(items: readonly object[], from: number, to: number, comma: boolean): string {
+  const json = JSON.stringify(items.slice(from, to)).slice(1, -1);
+  return comma ? `,${json}` : json;
 }
 
 /** `JSON.stringify(body)` as bytes, with each top-level `JsonList` and `JsonItems` taken from the caches. */
