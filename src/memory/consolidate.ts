@@ -129,7 +129,8 @@ export async function summariseChunk(input: SummariseInput): Promise<string> {
 /** A plain-text rendering of messages for a summariser. */
 export function toTranscript(messages: readonly Message[]): string {
   const lines: string[] = [];
-  for (const m of messages) {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
     if (m.role === "system") continue;
     if (m.role === "tool") {
       const text = textOf(m);
@@ -138,7 +139,10 @@ export function toTranscript(messages: readonly Message[]): string {
     }
     const text = textOf(m).trim();
     if (text) lines.push(`[${m.role}] ${text}`);
-    for (const call of toolCallsOf(m)) lines.push(`[assistant → ${call.name}] ${JSON.stringify(call.arguments).slice(0, TOOL_RESULT_CHARS)}`);
+    if (m.role === "assistant") {
+      const calls = toolCallsOf(m);
+      for (let c = 0; c < calls.length; c++) lines.push(`[assistant → ${calls[c]!.name}] ${JSON.stringify(calls[c]!.arguments).slice(0, TOOL_RESULT_CHARS)}`);
+    }
   }
   return lines.join("\n");
 }

@@ -46,13 +46,20 @@ export function partsAsText(parts: readonly ContentPart[]): string {
 
 /** Splits system messages out (wherever they are) and joins their text, in order. */
 export function hoistSystem(messages: readonly Message[]): { system: string; rest: Message[] } {
-  const system: string[] = [];
+  // Plain loops: every request's whole history passes here.
+  let system = "";
   const rest: Message[] = [];
-  for (const m of messages) {
-    if (m.role === "system") system.push(m.content.map((p) => p.text).join(""));
-    else rest.push(m);
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== "system") {
+      rest.push(m);
+      continue;
+    }
+    let text = "";
+    for (let j = 0; j < m.content.length; j++) text += m.content[j]!.text;
+    if (text) system = system ? `${system}\n\n${text}` : text;
   }
-  return { system: system.filter(Boolean).join("\n\n"), rest };
+  return { system, rest };
 }
 
 /**

@@ -32,9 +32,10 @@ export class ParsedMessages {
   constructor(private readonly maxChars = DEFAULT_MAX_CACHED_CHARS) {}
 
   /** The message of the row at `place` in `threadId`, if it was parsed before. */
-  get(threadId: string, [id, seq]: RowPlace): Message | undefined {
-    const entry = this.entries.get(id);
-    return entry && entry.threadId === threadId && entry.seq === seq ? entry.message : undefined;
+  get(threadId: string, place: RowPlace): Message | undefined {
+    // Indexed, not destructured: this runs for every replayed message of every turn.
+    const entry = this.entries.get(place[0]);
+    return entry && entry.threadId === threadId && entry.seq === place[1] ? entry.message : undefined;
   }
 
   /** Parses the row and remembers the result. */

@@ -5,6 +5,7 @@
  * one-at-a-time behaviour SQLite's single writer gives, and sessions do not wait for each other.
  * The schema is migrated on first use (or ahead of time with `nanobot store migrate`).
  */
+import { patchedMetadataJson } from "./metadata-patch.js";
 import type pg from "pg";
 import type { PoolClient } from "pg";
 import { silentLogger } from "../core/logger.js";
@@ -156,12 +157,7 @@ export class PgSessionStore implements PortableSessionStore {
   /** `patch` may be computed from the metadata as it is (under the session's write lock). */
   private async patchMetadata(q: PgQueries, key: string, patch: MetadataPatch): Promise<void> {
     const row = await q.ensureSession(key);
-    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(typeof patch === "function" ? patch(metadata) : patch)) {
-      if (v === undefined) delete metadata[k];
-      else metadata[k] = v;
-    }
-    await q.run("UPDATE sessions SET metadata = $1, updated_at = $2 WHERE key = $3", [JSON.stringify(metadata), this.now(), key]);
+    await q.run("UPDATE sessions SET metadata = $1, updated_at = $2 WHERE key = $3", [patchedMetadataJson(row.metadata, patch), this.now(), key]);
   }
 
   async deleteSession(key: string): Promise<boolean> {

@@ -3,6 +3,7 @@
  * process of a home. Writes are short `BEGIN IMMEDIATE` transactions retried on busy; reads
  * run in a deferred transaction so they see one snapshot.
  */
+import { patchedMetadataJson } from "./metadata-patch.js";
 import type Database from "better-sqlite3";
 import { stateDbPath } from "../config/paths.js";
 import { silentLogger } from "../core/logger.js";
@@ -127,12 +128,7 @@ export class SqliteSessionStore implements PortableSessionStore {
   /** Inside a write transaction; `patch` may be computed from the metadata as it is. */
   private patchMetadata(key: string, patch: MetadataPatch): void {
     const row = this.q.ensureSession(key);
-    const metadata = JSON.parse(row.metadata) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(typeof patch === "function" ? patch(metadata) : patch)) {
-      if (v === undefined) delete metadata[k];
-      else metadata[k] = v;
-    }
-    this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(JSON.stringify(metadata), this.ops.now(), key);
+    this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(patchedMetadataJson(row.metadata, patch), this.ops.now(), key);
   }
 
   /** Inside a write transaction: the closing's metadata patch, on the turn's session. */

@@ -94,6 +94,11 @@ class OpenCalls {
     return false;
   }
 
+  /** Whether some call still has no result. */
+  get pending(): boolean {
+    return this.remaining > 0;
+  }
+
   /** Calls still without a result. */
   unanswered(): ToolCallPart[] {
     if (this.remaining === 0) return [];
@@ -113,27 +118,26 @@ function unavailable(call: ToolCallPart): ToolMessage {
   };
 }
 
+function withUnavailable(out: Message[], calls: readonly ToolCallPart[]): Message[] {
+  for (let i = 0; i < calls.length; i++) out.push(unavailable(calls[i]!));
+  return out;
+}
+
 /** Adds an error result for every call whose result is missing, right after its result block. */
 export function backfillMissingResults(messages: readonly Message[]): readonly Message[] {
   let out: Message[] | undefined;
   const open = new OpenCalls();
-  const flush = (at: number): void => {
-    for (const call of open.unanswered()) {
-      out ??= messages.slice(0, at);
-      out.push(unavailable(call));
-    }
-  };
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as Message;
     if (m.role === "tool") {
       open.answer(m.toolCallId);
     } else {
-      flush(i);
+      if (open.pending) out = withUnavailable(out ?? messages.slice(0, i), open.unanswered());
       open.reset(m.role === "assistant" ? callsOf(m) : NO_CALLS);
     }
     out?.push(m);
   }
-  flush(messages.length);
+  if (open.pending) out = withUnavailable(out ?? messages.slice(), open.unanswered());
   return out ?? messages;
 }
 
