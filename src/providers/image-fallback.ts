@@ -18,7 +18,14 @@ export const IMAGE_OMITTED_NOTE = "[image omitted: this model could not accept i
 const IMAGE_REJECTION_KINDS: ReadonlySet<ProviderErrorKind> = new Set(["bad_request", "not_found", "invalid_response", "unknown"]);
 
 export function hasImages(messages: readonly Message[]): boolean {
-  return messages.some((m) => m.role !== "system" && m.role !== "assistant" && m.content.some(isImagePart));
+  // Plain loops: every model call asks this of its whole history.
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "system" || m.role === "assistant") continue;
+    const parts = m.content;
+    for (let j = 0; j < parts.length; j++) if (isImagePart(parts[j]!)) return true;
+  }
+  return false;
 }
 
 /** A copy of `messages` with every image part replaced by a text note. */
@@ -32,14 +39,16 @@ export function stripImages(messages: readonly Message[]): Message[] {
 
 export function withImageFallback(model: LanguageModel, options: { log?: LogFunction } = {}): LanguageModel {
   const stream = (request: LLMRequest, signal?: AbortSignal): ModelStream =>
+    // Without images there is nothing to fall back from: the model's own stream, no layer around it.
+    hasImages(request.messages) ? streamWithFallback(request, signal) : model.stream(request, signal);
+  const streamWithFallback = (request: LLMRequest, signal?: AbortSignal): ModelStream =>
     EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (out) => {
-      const withImages = hasImages(request.messages);
       const first = model.stream(request, signal);
       const { streamed } = await forwardEvents(first, out);
       try {
         return await first.result();
       } catch (err) {
-        const retry = withImages && !streamed && err instanceof ProviderError && !err.retryable && IMAGE_REJECTION_KINDS.has(err.kind);
+        const retry = !streamed && err instanceof ProviderError && !err.retryable && IMAGE_REJECTION_KINDS.has(err.kind);
         if (!retry) throw err;
         options.log?.("warn", "request with images failed; retrying without them", { error: err.message });
         const second = model.stream({ ...request, messages: stripImages(request.messages) }, signal);
