@@ -13,7 +13,7 @@
  */
 import { EventStream } from "../core/event-stream.js";
 import { modelErrorEvent } from "../core/llm.js";
-import type { LanguageModel, ModelEvent, ModelResponse } from "../core/llm.js";
+import type { LanguageModel, LLMRequest, ModelEvent, ModelResponse, ModelStream } from "../core/llm.js";
 import { hasToolCalls } from "../core/message-helpers.js";
 import { forwardEvents } from "../providers/forward.js";
 
@@ -73,26 +73,55 @@ export class ModelSlot {
     return this.gated(model, false);
   }
 
+  /** Held by this turn (or there is no gate): a call need not wait for it. */
+  private get held(): boolean {
+    return !this.acquire || this.release !== undefined;
+  }
+
+  /** `inner` as it is, timed (and the slot given back after a final answer) through its result. */
+  private timed(inner: ModelStream, giveAfterFinalAnswer: boolean): ModelStream {
+    const started = this.now();
+    // Registered before the caller's own reactions: the clock and the slot are settled first.
+    inner.result().then(
+      (response) => {
+        this.count(started);
+        if (giveAfterFinalAnswer && !hasToolCalls(response.message)) this.give();
+      },
+      () => this.count(started),
+    );
+    return inner;
+  }
+
+  private count(started: number): void {
+    this.clock.modelMs += this.now() - started;
+    this.clock.modelCalls++;
+  }
+
   private gated(model: LanguageModel, giveAfterFinalAnswer: boolean): LanguageModel {
     return {
       provider: model.provider,
       model: model.model,
       ...(model.contextWindow !== undefined ? { contextWindow: model.contextWindow } : {}),
+      // A slot already held (a turn's later calls, or no gate at all): the model's own stream,
+      // without a layer of events around it; otherwise wait for the slot first.
       stream: (request, signal) =>
-        EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (out) => {
-          await this.take();
-          const started = this.now();
-          try {
-            const inner = model.stream(request, signal);
-            await forwardEvents(inner, out);
-            const response = await inner.result();
-            if (giveAfterFinalAnswer && !hasToolCalls(response.message)) this.give();
-            return response;
-          } finally {
-            this.clock.modelMs += this.now() - started;
-            this.clock.modelCalls++;
-          }
-        }),
+        this.held ? this.timed(model.stream(request, signal), giveAfterFinalAnswer) : this.afterTaking(model, request, signal, giveAfterFinalAnswer),
     };
+  }
+
+  private afterTaking(model: LanguageModel, request: LLMRequest, signal: AbortSignal | undefined, giveAfterFinalAnswer: boolean): ModelStream {
+    return EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (out) => {
+      await this.take();
+      const started = this.now();
+      try {
+        const inner = model.stream(request, signal);
+        await forwardEvents(inner, out);
+        const response = await inner.result();
+        if (giveAfterFinalAnswer && !hasToolCalls(response.message)) this.give();
+        return response;
+      } finally {
+        this.count(started);
+      }
+    });
   }
 }

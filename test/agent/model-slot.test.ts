@@ -69,6 +69,38 @@ describe("a turn's model slot", () => {
     expect(gate.inUse).toBe(0);
   });
 
+  it("a call while the turn holds the slot is the model's own stream, timed, and a final answer gives the slot back", async () => {
+    const gate = new Semaphore(1);
+    const slot = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
+    const call = { type: "toolCall" as const, id: "c1", name: "lookup", arguments: {}, rawArguments: "{}" };
+    const returned: EventStream<ModelEvent, ModelResponse>[] = [];
+    let round = 0;
+    const model: LanguageModel = {
+      provider: "test",
+      model: "m",
+      stream() {
+        const stream = new EventStream<ModelEvent, ModelResponse>(modelErrorEvent);
+        returned.push(stream);
+        const message = round++ === 0 ? assistantMessage("", [call]) : assistantMessage("done");
+        stream.end({ message, finishReason: round === 1 ? "tool_calls" : "stop", usage: { promptTokens: 1, completionTokens: 1 }, provider: "test", model: "m" });
+        return stream;
+      },
+    };
+    const wrapped = slot.wrap(model);
+    const first = wrapped.stream(request);
+    await first.result();
+    // The first call waited for the gate through a stream of its own; the model asked for a tool, so the slot is kept.
+    expect(first).not.toBe(returned[0]);
+    expect(gate.inUse).toBe(1);
+    const second = wrapped.stream(request);
+    expect(second).toBe(returned[1]);
+    const answer = await second.result();
+    expect(answer.finishReason).toBe("stop");
+    // Settled before the caller's own continuation: the clock counts both calls and the gate is free.
+    expect(slot.clock.modelCalls).toBe(2);
+    expect(gate.inUse).toBe(0);
+  });
+
   it("waits while another turn holds the slot, and fails with AbortedError when its turn is stopped first", async () => {
     const gate = new Semaphore(1);
     const holder = new ModelSlot((signal) => gate.acquire(signal), new AbortController().signal);
