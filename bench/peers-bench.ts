@@ -70,9 +70,12 @@ export async function ensurePeers(log: (line: string) => void): Promise<void> {
   if (out.code !== 0) throw new Error(`npm ci in bench/peers failed:\n${out.stderr}`);
 }
 
-/** Runs one job in a worker process of its own (plain JavaScript, see support/plain-worker.ts). */
-export async function runWorker(job: WorkerJob, timeoutMs = 600_000): Promise<WorkerResult> {
-  const worker = await plainWorker();
+/**
+ * Runs one job in a worker process of its own (plain JavaScript, see support/plain-worker.ts);
+ * `worker`: another checkout's built worker (ab-process.ts), this tree's by default.
+ */
+export async function runWorker(job: WorkerJob, timeoutMs = 600_000, worker?: string): Promise<WorkerResult> {
+  worker ??= await plainWorker();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [worker], {
       cwd: REPO_DIR,
