@@ -55,7 +55,7 @@ export function messageToRow(
   turnId: string | null,
   countTokens?: MessageTokenCounter,
 ): MessageRow {
-  let toolCalls: ToolCallPart[] = [];
+  const toolCalls: ToolCallPart[] = [];
   let parts: ContentPart[] = message.content;
   let reasoning: string | null = null;
   let usage: Usage | undefined;
