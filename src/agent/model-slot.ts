@@ -112,16 +112,9 @@ export class ModelSlot {
   private afterTaking(model: LanguageModel, request: LLMRequest, signal: AbortSignal | undefined, giveAfterFinalAnswer: boolean): ModelStream {
     return EventStream.run<ModelEvent, ModelResponse>(modelErrorEvent, async (out) => {
       await this.take();
-      const started = this.now();
-      try {
-        const inner = model.stream(request, signal);
-        await forwardEvents(inner, out);
-        const response = await inner.result();
-        if (giveAfterFinalAnswer && !hasToolCalls(response.message)) this.give();
-        return response;
-      } finally {
-        this.count(started);
-      }
+      const inner = this.timed(model.stream(request, signal), giveAfterFinalAnswer);
+      await forwardEvents(inner, out);
+      return inner.result();
     });
   }
 }

@@ -74,12 +74,15 @@ export class HookRunner {
     return false;
   }
 
-  /** Calls `name` on every hook that has it; each result is passed to `fold`. */
-  async each<K extends keyof AgentHooks>(
-    name: K,
-    invoke: (hook: AgentHooks) => unknown,
-    fold?: (value: unknown) => void,
-  ): Promise<void> {
+  /**
+   * Calls `name` on every hook that has it; each result is passed to `fold`. Without such a hook
+   * (the common case) it is done at once, with no async call behind it.
+   */
+  each<K extends keyof AgentHooks>(name: K, invoke: (hook: AgentHooks) => unknown, fold?: (value: unknown) => void): Promise<void> {
+    return this.has(name) ? this.eachHook(name, invoke, fold) : Promise.resolve();
+  }
+
+  private async eachHook(name: keyof AgentHooks, invoke: (hook: AgentHooks) => unknown, fold?: (value: unknown) => void): Promise<void> {
     for (const hook of this.hooks) {
       if (typeof hook[name] !== "function") continue;
       const value = await this.guard(name, () => invoke(hook));

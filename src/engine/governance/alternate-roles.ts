@@ -8,11 +8,8 @@
  * input or tool results last.)
  */
 import type { AssistantMessage, Message, UserMessage } from "../../core/messages.js";
+import { hasToolCalls } from "../../core/message-helpers.js";
 import { continuedMessage } from "./snip.js";
-
-function hasToolCalls(m: AssistantMessage): boolean {
-  return m.content.some((p) => p.type === "toolCall");
-}
 
 /** Text parts of two turns side by side read as one; a blank line keeps them apart. */
 const SEPARATOR = { type: "text", text: "\n\n" } as const;

@@ -34,14 +34,21 @@ function historyEstimateOf(state: RunState, messages: readonly Message[], adjust
 }
 
 /**
- * Summarises the history when it is over 83.5 % of the window (or when `force`d). `estimate`:
- * the history's estimate when the caller has just made it.
+ * The history's estimate when it is over 83.5 % of the window and compaction has not failed
+ * this run (or, `force`d, whenever there is a window); undefined when there is nothing to do.
+ * `estimate`: the history's estimate when the caller has just made it. Synchronous, so a request
+ * that needs no compaction awaits nothing for it.
  */
-export async function maybeCompact(state: RunState, force = false, estimate?: number): Promise<boolean> {
+function compactionDue(state: RunState, force: boolean, estimate?: number): number | undefined {
   const { contextWindow } = state.settings;
-  if (contextWindow <= 0) return false;
+  if (contextWindow <= 0 || (!force && state.compactionFailed)) return undefined;
   const before = estimate ?? historyEstimate(state);
-  if (!force && (state.compactionFailed || !shouldCompact(before, contextWindow))) return false;
+  return force || shouldCompact(before, contextWindow) ? before : undefined;
+}
+
+/** Summarises the history (see `compactionDue`); `before`: its estimate now. */
+async function compactNow(state: RunState, before: number): Promise<boolean> {
+  const { contextWindow } = state.settings;
   let outcome = await compactHistory({
     model: state.model,
     messages: state.working,
@@ -269,12 +276,8 @@ export async function ask(state: RunState, options: AskOptions = {}): Promise<Mo
     estimate = roughEstimateWithinShare(state);
     if (estimate === undefined) await loadEstimator(state);
   }
-  const { contextWindow } = state.settings;
-  if (contextWindow > 0 && !state.compactionFailed) {
-    // maybeCompact's own test, made here so the common case awaits nothing.
-    const before = estimate ?? historyEstimate(state);
-    if (shouldCompact(before, contextWindow)) await maybeCompact(state, false, before);
-  }
+  const due = compactionDue(state, false, estimate);
+  if (due !== undefined) await compactNow(state, due);
   for (let attempt = 0; ; attempt++) {
     const tools = options.noTools || state.toolDefs.length === 0 ? undefined : withExtensions(state.toolDefs, state.spec.toolExtensions);
     const governed = governRequest(state, tools);
@@ -294,7 +297,8 @@ export async function ask(state: RunState, options: AskOptions = {}): Promise<Mo
     } catch (err) {
       if (!(err instanceof ContextOverflowError) || attempt > 0) throw err;
       warn(state, "the provider reported a context overflow; compacting and retrying once");
-      await maybeCompact(state, true);
+      const forced = compactionDue(state, true);
+      if (forced !== undefined) await compactNow(state, forced);
     }
   }
 }

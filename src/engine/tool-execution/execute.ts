@@ -139,16 +139,14 @@ async function runCallIn(item: RunnableCall, deps: ToolRoundDeps, span: Span | u
     const text = err instanceof ToolTimeoutError ? `Error: ${err.message}` : `Error: ${errorMessage(err)}`;
     result = errorResult(call, `${text}\n\n${ERROR_HINT}`);
   }
-  if (deps.hooks.has("afterToolCall")) {
-    await deps.hooks.each(
-      "afterToolCall",
-      (h) => h.afterToolCall?.(deps.hookContext, call, result),
-      (value) => {
-        const v = value as Partial<ToolMessage>;
-        if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
-      },
-    );
-  }
+  await deps.hooks.each(
+    "afterToolCall",
+    (h) => h.afterToolCall?.(deps.hookContext, call, result),
+    (value) => {
+      const v = value as Partial<ToolMessage>;
+      if (v.role === "tool" && Array.isArray(v.content)) result = v as ToolMessage;
+    },
+  );
   // A thrown failure already named its class; an error result the tool returned is `tool_error`.
   if (result.isError && span && !span.failed) span.fail(undefined, "tool_error");
   return result;

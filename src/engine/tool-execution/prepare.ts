@@ -54,17 +54,15 @@ export async function prepareCall(call: ToolCallPart, index: number, deps: Prepa
   if (blocked) return done(blocked);
 
   let blockReason: string | undefined;
-  if (deps.hooks.has("beforeToolCall")) {
-    await deps.hooks.each(
-      "beforeToolCall",
-      (h) => h.beforeToolCall?.(deps.hookContext, { ...call, arguments: args }),
-      (value) => {
-        const v = value as { block?: unknown; arguments?: unknown };
-        if (typeof v.block === "string" && blockReason === undefined) blockReason = v.block;
-        if (typeof v.arguments === "object" && v.arguments !== null) args = v.arguments as Record<string, unknown>;
-      },
-    );
-  }
+  await deps.hooks.each(
+    "beforeToolCall",
+    (h) => h.beforeToolCall?.(deps.hookContext, { ...call, arguments: args }),
+    (value) => {
+      const v = value as { block?: unknown; arguments?: unknown };
+      if (typeof v.block === "string" && blockReason === undefined) blockReason = v.block;
+      if (typeof v.arguments === "object" && v.arguments !== null) args = v.arguments as Record<string, unknown>;
+    },
+  );
   if (blockReason !== undefined) return done(`Error: the call to '${call.name}' was blocked: ${blockReason}`);
 
   const problems = validateArguments(tool.parameters, args);
