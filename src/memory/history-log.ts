@@ -30,14 +30,43 @@ export class HistoryLog {
 
   /** Appends one entry and returns it. Synchronous so two appends never interleave. */
   append(sessionKey: string, content: string): HistoryEntry {
-    this.lastCursor ??= this.readTail().at(-1)?.cursor ?? 0;
-    const entry: HistoryEntry = { cursor: this.lastCursor + 1, timestamp: new Date(this.now()).toISOString(), content, sessionKey };
-    // A workspace whose memory/ folder is missing (deleted, or never scaffolded) must not make
-    // every consolidating turn throw ENOENT.
-    mkdirSync(dirname(this.path), { recursive: true });
-    appendFileSync(this.path, `${JSON.stringify(entry)}\n`);
+    // The tail as the file stands: its last cursor, and the cache the append extends.
+    const before = this.readTail();
+    // Past both this process's last entry and the file's (another nanobot on the same workspace).
+    const last = Math.max(this.lastCursor ?? 0, before.at(-1)?.cursor ?? 0);
+    const entry: HistoryEntry = { cursor: last + 1, timestamp: new Date(this.now()).toISOString(), content, sessionKey };
+    const line = `${JSON.stringify(entry)}\n`;
+    try {
+      appendFileSync(this.path, line);
+    } catch (error) {
+      // A workspace whose memory/ folder is missing (deleted, or never scaffolded) must not make
+      // every consolidating turn throw ENOENT.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      mkdirSync(dirname(this.path), { recursive: true });
+      appendFileSync(this.path, line);
+    }
     this.lastCursor = entry.cursor;
+    this.extendTail(entry, Buffer.byteLength(line));
     return entry;
+  }
+
+  /**
+   * After our own append, the cached tail plus the new entry is the file's tail: the next turn's
+   * prompt need not read back what was just written. Only when the file grew by exactly our line
+   * (no other process appended in between); otherwise the next read goes to the file.
+   */
+  private extendTail(entry: HistoryEntry, bytes: number): void {
+    const cached = this.tail;
+    this.tail = undefined;
+    const stat = statSync(this.path, { throwIfNoEntry: false });
+    const sizeBefore = cached?.size ?? 0;
+    if (!stat || stat.size !== sizeBefore + bytes) return;
+    const entries = cached ? [...cached.entries, entry] : [entry];
+    // Keep about what a fresh read of the last TAIL_BYTES would hold.
+    let kept = bytes;
+    let first = entries.length - 1;
+    while (first > 0 && kept + approximateBytes(entries[first - 1]!) <= TAIL_BYTES) kept += approximateBytes(entries[--first]!);
+    this.tail = { size: stat.size, mtimeMs: stat.mtimeMs, entries: first > 0 ? entries.slice(first) : entries };
   }
 
   /** Every entry with `cursor > after` (Dream's unprocessed history). */
@@ -91,6 +120,11 @@ export class HistoryLog {
       closeSync(fd);
     }
   }
+}
+
+/** An entry's length as a line of the file, near enough to bound the cached tail. */
+function approximateBytes(entry: HistoryEntry): number {
+  return entry.content.length + entry.sessionKey.length + entry.timestamp.length + 64;
 }
 
 function parseLines(text: string): HistoryEntry[] {

@@ -101,6 +101,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE messages ADD COLUMN token_basis TEXT;
     `,
   },
+  {
+    version: 5,
+    description: "no index on messages(turn_id): a turn's rows are found by thread and seq",
+    sql: `
+      DROP INDEX messages_turn;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,7 +1,9 @@
 /**
  * Synchronous building blocks over the schema, meant to run inside the store's transactions.
- * Every statement touching messages goes through an index on (thread_id, seq) or turn_id, so
- * the cost of a turn does not grow with the length of the session.
+ * Every statement touching messages goes through the index on (thread_id, seq) or the id, so
+ * the cost of a turn does not grow with the length of the session. A turn's rows are found by
+ * its thread and first seq (all of a turn's messages are in the thread it began in), not by an
+ * index on turn_id: each index is one more page written by every commit that adds a message.
  */
 import type Database from "better-sqlite3";
 import { newId } from "../core/index.js";
@@ -95,11 +97,11 @@ export class SessionQueries {
       messageById: db.prepare<[string], MessageRow>("SELECT * FROM messages WHERE id = ?"),
       count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM messages WHERE thread_id = ?"),
       turn: db.prepare<[string], TurnRow>("SELECT * FROM turns WHERE id = ?"),
-      turnRows: db.prepare<[string, number], MessageRow>(
-        "SELECT * FROM messages WHERE turn_id = ? AND seq > ? ORDER BY seq",
+      turnRows: db.prepare<[string, number, string], MessageRow>(
+        "SELECT * FROM messages WHERE thread_id = ? AND seq > ? AND turn_id = ? ORDER BY seq",
       ),
       turnRowIds: db
-        .prepare<[string, number], string>("SELECT id FROM messages WHERE turn_id = ? AND seq > ? ORDER BY seq")
+        .prepare<[string, number, string], string>("SELECT id FROM messages WHERE thread_id = ? AND seq > ? AND turn_id = ? ORDER BY seq")
         .pluck(),
     };
   }
@@ -260,12 +262,13 @@ export class SessionQueries {
   }
 
   /** Rows a turn added after its user message, oldest first. */
-  rowsFromTurn(turnId: string, startSeq: number): MessageRow[] {
-    return this.stmts.turnRows.all(turnId, startSeq);
+  rowsFromTurn(turn: TurnRow): MessageRow[] {
+    return this.stmts.turnRows.all(turn.thread_id, turn.start_seq, turn.id);
   }
 
-  turnRowIds(turnId: string, startSeq: number): string[] {
-    return this.stmts.turnRowIds.all(turnId, startSeq);
+  /** The ids of `rowsFromTurn`. */
+  turnRowIds(turn: TurnRow): string[] {
+    return this.stmts.turnRowIds.all(turn.thread_id, turn.start_seq, turn.id);
   }
 
   requireTurn(id: string): TurnRow {

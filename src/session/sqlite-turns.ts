@@ -150,7 +150,9 @@ export function completeTurn(ops: TurnOps, turnId: string, result: RunResult): s
  */
 export function failTurn(ops: TurnOps, turnId: string, error: unknown, userInput: readonly Message[] = []): string {
   const turn = pendingTurn(ops, turnId);
-  ops.q.prepare("DELETE FROM messages WHERE turn_id = ? AND seq > ? AND role != 'user'").run(turn.id, turn.start_seq);
+  ops.q
+    .prepare("DELETE FROM messages WHERE thread_id = ? AND seq > ? AND turn_id = ? AND role != 'user'")
+    .run(turn.thread_id, turn.start_seq, turn.id);
   const missing = userInput.filter((m) => m.role === "user" && !ops.q.messageRow(m.id));
   if (missing.length > 0) ops.q.append(turn.thread_id, missing, turn.id);
   ops.q.append(turn.thread_id, [assistantMarker(MODEL_ERROR_MARKER, { error: true })], turn.id);
@@ -232,7 +234,7 @@ export function checkpointMessages(checkpoint: Checkpoint): Message[] {
 
 /** The turn's stored messages after its user message, oldest first. */
 function turnMessages(ops: TurnOps, turn: TurnRow): Message[] {
-  return ops.q.rowsFromTurn(turn.id, turn.start_seq).map(rowToMessage);
+  return ops.q.rowsFromTurn(turn).map(rowToMessage);
 }
 
 /**
@@ -244,7 +246,7 @@ function syncTurnRows(ops: TurnOps, turn: TurnRow, desired: readonly Message[]):
   const own = desired.filter((m) => m.id !== turn.user_message_id);
   const { kept, dropped } = sanitizeToolResults(own);
   if (dropped.length) ops.onDropped?.(turn.id, dropped.length);
-  const existing = ops.q.turnRowIds(turn.id, turn.start_seq);
+  const existing = ops.q.turnRowIds(turn);
   let prefix = 0;
   while (prefix < existing.length && prefix < kept.length && existing[prefix] === kept[prefix]!.id) prefix++;
   if (prefix < existing.length) {
