@@ -88,7 +88,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
   const resuming = request.toolResults !== undefined;
   const reopening = request.resumeMessageId;
   const command = resuming || reopening ? undefined : parseCommand(text);
-  const maxMessages = runtime.config.agents.defaults.maxMessages ?? DEFAULT_MAX_MESSAGES;
+  // 0 is the default, as in the Python nanobot.
+  const maxMessages = runtime.config.agents.defaults.maxMessages || DEFAULT_MAX_MESSAGES;
 
   const restored = await timer.stage("restore", async () => {
     const metadata = await store.sessionMetadata(sessionKey);
@@ -132,8 +133,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
         // Timed as the turn's model time (Server-Timing), under the slot the run then keeps.
         model: slot.clocked(profile.model),
         estimate: (m) => estimator.message(m),
+        // By tokens only, as the Python nanobot's consolidator: `maxMessages` caps what a turn
+        // replays (below), it does not make a summary.
         budget: historyBudget(profile),
-        maxMessages,
         ratio: deps.consolidationRatio,
         log: context.history,
         signal: job.signal,
@@ -156,7 +158,9 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     const { channel, chatId } = request.channel && request.chatId ? { channel: request.channel, chatId: request.chatId } : splitKey(sessionKey, request.channel);
     const goal = goalPrompt(goalAtStart);
     const built = context.build({ instructions: profile.instructions, sessionKey, channel, chatId, userText: text, extraSections: [goal] });
-    // Consolidation keeps the history under its caps; when it could not (or is off), replay the newest part.
+    // `maxMessages` is the replay cap (the Python nanobot's): past it the newest messages are
+    // replayed, from a user message; the older ones stay stored and reach history.jsonl when the
+    // token budget or idle compaction summarises them.
     const replay = history.length > maxMessages ? trimToBudget(history, maxMessages, () => 1) : history;
     return [systemMessage(built.system), ...replay];
   });

@@ -61,7 +61,7 @@ export const agentDefaultsSchema = z
     modelPreset: str().optional().describe("The modelPresets entry sessions follow; wins over model/maxTokens/… (default = those fields)"),
     // Python nanobot keys we accept so its configs load without warnings.
     memoryWindow: positiveInt().optional(),
-    maxMessages: positiveInt().optional(),
+    maxMessages: nonNegativeInt().optional().describe("History messages a turn replays at most, the newest (0 = the default, 120, as in Python); it makes no summary"),
     sessionTtlMinutes: nonNegativeInt().optional().describe("Minutes idle before a session is compacted (0 = never; default 15)"),
     idleCompactAfterMinutes: nonNegativeInt().optional().describe("The Python nanobot's newer name for sessionTtlMinutes"),
     idleCompactCheckIntervalSeconds: nonNegativeInt().optional().describe("Seconds between looks for idle sessions (default 60)"),

@@ -34,9 +34,7 @@ export interface ConsolidateInput {
   estimate: (message: Message) => number;
   /** Tokens the replayed history may take. */
   budget: number;
-  /** Messages the replayed history may hold (`maxMessages`, 120); unlimited when absent. */
-  maxMessages?: number;
-  /** After consolidating, the history should take at most `budget × ratio` tokens (0.5) and `maxMessages × ratio` messages. */
+  /** After consolidating, the history should take at most `budget × ratio` tokens (0.5). */
   ratio: number;
   log: HistoryLog;
   maxRounds?: number;
@@ -52,21 +50,19 @@ export interface ConsolidateOutcome {
   entries: HistoryEntry[];
 }
 
-/** Consolidates when the history is at or over its token or message budget; otherwise returns it unchanged. */
+/** Consolidates when the history is at or over its token budget; otherwise returns it unchanged. */
 export async function consolidateIfNeeded(input: ConsolidateInput): Promise<ConsolidateOutcome> {
   let history = [...input.history];
   const sizes = history.map((m) => input.estimate(m));
   let total = sizes.reduce((a, b) => a + b, 0);
   const outcome: ConsolidateOutcome = { history, rounds: 0, consolidated: 0, entries: [] };
-  const maxMessages = input.maxMessages ?? Infinity;
-  if (total < input.budget && history.length < maxMessages) return outcome;
+  if (total < input.budget) return outcome;
   const target = Math.floor(input.budget * input.ratio);
-  const targetMessages = Number.isFinite(maxMessages) ? Math.floor(maxMessages * input.ratio) : Infinity;
   const maxRounds = input.maxRounds ?? MAX_CONSOLIDATION_ROUNDS;
   // Each round summarises at most half the budget, so one summary request stays small.
   const chunkCap = Math.max(1, Math.floor(input.budget / 2));
-  while ((total > target || history.length > targetMessages) && outcome.rounds < maxRounds) {
-    const cut = findCut(history, sizes, chunkCap, total - target, history.length - targetMessages);
+  while (total > target && outcome.rounds < maxRounds) {
+    const cut = findCut(history, sizes, chunkCap, total - target);
     if (cut === undefined) break;
     const chunk = history.slice(0, cut);
     const first = history[cut];
@@ -87,10 +83,10 @@ export async function consolidateIfNeeded(input: ConsolidateInput): Promise<Cons
 
 /**
  * The index of the user message the kept history starts at: past at least `neededTokens`
- * tokens and `neededMessages` messages, or `cap` tokens (one round's chunk), whichever comes
- * first; never 0. Undefined when no such boundary exists.
+ * tokens, or `cap` tokens (one round's chunk), whichever comes first; never 0. Undefined when
+ * no such boundary exists.
  */
-function findCut(history: readonly Message[], sizes: readonly number[], cap: number, neededTokens: number, neededMessages: number): number | undefined {
+function findCut(history: readonly Message[], sizes: readonly number[], cap: number, neededTokens: number): number | undefined {
   const wantTokens = Math.min(cap, neededTokens);
   let removed = 0;
   let candidate: number | undefined;
@@ -98,7 +94,7 @@ function findCut(history: readonly Message[], sizes: readonly number[], cap: num
     removed += sizes[i - 1] ?? 0;
     if (history[i]?.role !== "user") continue;
     candidate = i;
-    if (removed >= cap || (removed >= wantTokens && i >= neededMessages)) break;
+    if (removed >= wantTokens) break;
   }
   return candidate;
 }

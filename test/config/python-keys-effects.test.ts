@@ -96,27 +96,32 @@ describe("agents.defaults keys on the agent loop", () => {
 });
 
 describe("agents.defaults.consolidationRatio", () => {
-  /** History messages the turn's request replays after a session at maxMessages is consolidated. */
+  /**
+   * History messages the turn's request replays after 20 messages of ~600 words, over the
+   * 11,400-token history budget of a 20k window, are consolidated.
+   */
   async function keptAfterConsolidation(ratio: number): Promise<number> {
-    const harness = await createHarness({ defaults: { maxMessages: 20, consolidationRatio: ratio } });
+    const harness = await createHarness({ defaults: { contextWindowTokens: 20_000, maxTokens: 1_000, consolidationRatio: ratio } });
     h = harness;
-    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`old question ${i}`), assistantMessage(`old answer ${i}`)]).flat();
+    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`old question ${i} ${"apple ".repeat(600)}`), assistantMessage(`old answer ${i} ${"pear ".repeat(600)}`)]).flat();
     await harness.runtime.store().appendMessages("telegram:42", old);
-    harness.fake.enqueue({ text: "Summary of the old turns." }, { text: "fresh answer" });
+    // One summary per consolidation round (at most five); the turn's own request takes the next.
+    harness.fake.enqueue(...Array.from({ length: 5 }, (_, i) => ({ text: `Summary ${i}.` })), { text: "fresh answer" });
     await turn(harness, "new question");
     const last = body(harness.fake, harness.fake.requests.length - 1).messages;
     return last.filter((m) => /old (question|answer)/.test(text(m)) && m.role !== "system").length;
   }
 
-  it("is the share of maxMessages kept when the history is consolidated", async () => {
+  it("is the share of the token budget kept when the history is consolidated", async () => {
     const half = await keptAfterConsolidation(0.5);
     await h?.close();
     h = undefined;
     const most = await keptAfterConsolidation(0.9);
+    // Whole turns are kept (a cut falls on a user message), so about, never over, the share.
     expect(half).toBeGreaterThan(0);
     expect(half).toBeLessThanOrEqual(10);
-    expect(most).toBeGreaterThan(10);
-    expect(most).toBeLessThanOrEqual(18);
+    expect(most).toBeGreaterThanOrEqual(14);
+    expect(most).toBeLessThan(20);
   });
 });
 

@@ -6,6 +6,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
+import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import { startGatewayFixture, waitFor } from "./helpers.js";
 import type { GatewayFixture } from "./helpers.js";
 
@@ -57,23 +58,22 @@ describe("Server-Timing on /v1/chat/completions", () => {
   });
 
   it("counts a consolidation summary made before the run as the model's time, not the gateway's", async () => {
-    // maxMessages 4: the third turn finds 4 messages of history and first summarises the oldest.
-    fx = await startGatewayFixture({ defaults: { maxMessages: 4 }, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
-    fx.fake.enqueue({ text: "one" }, { text: "two" }, { text: "They greeted each other.", delayMs: 120 }, { text: "three", delayMs: 80 });
+    // 20 stored messages of ~600 words: over the 11,400-token history budget of a 20k window, so
+    // the turn summarises the oldest first (two rounds, as in test/memory/consolidation.test.ts).
+    fx = await startGatewayFixture({ defaults: { contextWindowTokens: 20_000, maxTokens: 1_000 }, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
+    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`q${i} ${"apple ".repeat(600)}`), assistantMessage(`a${i} ${"pear ".repeat(600)}`)]).flat();
+    await fx.runtime.store().appendMessages("api:consolidating", old);
+    fx.fake.enqueue({ text: "They talked about apples.", delayMs: 60 }, { text: "And pears.", delayMs: 60 }, { text: "three", delayMs: 80 });
     const client = new OpenAI({ baseURL: `${fx.url}/v1`, apiKey: "unused", maxRetries: 0 });
-    const timings: Map<string, { dur: number; desc?: string }>[] = [];
-    for (const text of ["hi", "again", "and again"]) {
-      const { data, response } = await client.chat.completions
-        .create({ model: "nanobot", messages: [{ role: "user", content: text }], session_id: "consolidating" } as OpenAI.ChatCompletionCreateParamsNonStreaming)
-        .withResponse();
-      expect(data.choices[0]?.message.content).toBeTruthy();
-      timings.push(parseServerTiming(response.headers.get("server-timing")));
-    }
-    expect(fx.fake.requests).toHaveLength(4);
-    expect(timings.map((t) => t.get("model")?.desc)).toEqual(["1 call", "1 call", "2 calls"]);
-    const third = timings[2]!;
-    expect(third.get("compact")!.dur).toBeGreaterThanOrEqual(110);
-    expect(third.get("model")!.dur).toBeGreaterThanOrEqual(190);
+    const { data, response } = await client.chat.completions
+      .create({ model: "nanobot", messages: [{ role: "user", content: "and again" }], session_id: "consolidating" } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .withResponse();
+    expect(data.choices[0]?.message.content).toBe("three");
+    expect(fx.fake.requests).toHaveLength(3);
+    const timing = parseServerTiming(response.headers.get("server-timing"));
+    expect(timing.get("model")?.desc).toBe("3 calls");
+    expect(timing.get("compact")!.dur).toBeGreaterThanOrEqual(110);
+    expect(timing.get("model")!.dur).toBeGreaterThanOrEqual(190);
   });
 
   it("is not sent on a failed turn's error response", async () => {

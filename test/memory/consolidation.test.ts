@@ -110,17 +110,30 @@ describe("memory consolidation", () => {
 });
 
 describe("message cap and idle compaction", () => {
-  it("consolidates when the replayed history passes maxMessages", async () => {
+  it("replays only the newest maxMessages, from a user message, without summarising (the Python nanobot's replay cap)", async () => {
     h = await createHarness({ start: false, defaults: { maxMessages: 10 } });
     const short: Message[] = [];
     for (let i = 0; i < 6; i++) short.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
     await h.runtime.store().appendMessages("cli:many", short);
-    h.fake.enqueue({ text: "Summary of q0-q3." }, { text: "ok" });
+    h.fake.enqueue({ text: "ok" });
     await h.loop.process({ sessionKey: "cli:many", content: "next" });
-    // 12 replayed messages ≥ 10: cut to at most 5 at a user boundary (q4 onwards stays).
-    const turn = roles(h.fake.requests[1]).filter(([role]) => role === "user").map(([, text]) => text);
-    expect(turn).toEqual(["q4", "q5", "next"]);
-    expect((await historyEntries(h.workspace)).map((e) => e.content)).toEqual(["Summary of q0-q3."]);
+    // 12 stored messages, far under the token budget: one request, the newest 10 replayed.
+    expect(h.fake.requests).toHaveLength(1);
+    const turn = roles(h.fake.requests[0]).filter(([role]) => role !== "system");
+    expect(turn.map(([, text]) => text)).toEqual(["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4", "q5", "a5", "next"]);
+    expect(await readFile(join(h.workspace, "memory", "history.jsonl"), "utf8")).toBe("");
+    // Nothing is dropped from the store: the next turn still replays from the newest ten.
+    expect((await h.runtime.store().loadMessages("cli:many")).length).toBe(14);
+  });
+
+  it("takes maxMessages 0 as the default of 120, as the Python nanobot does", async () => {
+    h = await createHarness({ start: false, defaults: { maxMessages: 0 } });
+    const short: Message[] = [];
+    for (let i = 0; i < 6; i++) short.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
+    await h.runtime.store().appendMessages("cli:zero", short);
+    h.fake.enqueue({ text: "ok" });
+    await h.loop.process({ sessionKey: "cli:zero", content: "next" });
+    expect(roles(h.fake.requests[0]).filter(([role]) => role !== "system")).toHaveLength(13);
   });
 
   it("compacts an idle session down to its last 8 messages, once", async () => {

@@ -19,7 +19,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Runtime } from "../../src/agent/runtime.js";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { resolveConfig } from "../../src/config/index.js";
-import { textOf } from "../../src/core/message-helpers.js";
+import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
 import { stateDbPath } from "../../src/config/paths.js";
 import { historyProblems } from "../../src/session/index.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
@@ -30,7 +30,7 @@ import { wireMessages, wireProblems, wireText } from "./helpers.js";
 const CHILD = fileURLToPath(new URL("./fixtures/crash-child.ts", import.meta.url));
 const TARGET_KILLS = Number(process.env.NANOBOT_CRASH_KILLS ?? 100);
 const MAX_ITERATIONS = 160;
-/** Enough sessions that none reaches `maxMessages` (120) and consolidation stays out of the figures. */
+/** Enough sessions that none passes `maxMessages` (120): every turn replays its session whole. */
 const SESSIONS = Array.from({ length: 10 }, (_, i) => `crash:${i}`);
 type Plan = "llm" | "tool" | "save";
 
@@ -186,20 +186,18 @@ describe("crash consistency", () => {
     const { config } = resolveConfig(
       {
         providers: { custom: { apiBase: llm.openaiBaseURL, apiKey: "sk-test-SECRET-consolidate-1" } },
-        agents: { defaults: { model: "custom/test-model", workspace, maxMessages: 6 } },
+        agents: { defaults: { model: "custom/test-model", workspace, contextWindowTokens: 20_000, maxTokens: 1_000 } },
       },
       { env, cwd: root, envProviders: false },
     );
     const runtime = new Runtime({ config, home: join(root, "home"), env });
     try {
       const loop = new AgentLoop({ runtime, createWorkspace: false });
-      // With maxMessages 6, the 4th turn finds 6 stored messages and consolidates first.
-      for (let t = 0; t < 3; t++) {
-        llm.enqueue({ text: `answer ${t}` });
-        const r = await loop.process({ sessionKey: "crash:consolidate", content: `question ${t}` });
-        expect(r.stopReason, `${t}: ${r.error}`).toBe("completed");
-      }
-      llm.enqueue({ text: "summary of the first questions" }, { text: "answer 3" });
+      // 20 messages of ~600 words: over the 11,400-token history budget of a 20k window, so the
+      // next turn consolidates first (two rounds, as in test/memory/consolidation.test.ts).
+      const old = Array.from({ length: 10 }, (_, i) => [userMessage(`q${i} ${"apple ".repeat(600)}`), assistantMessage(`a${i} ${"pear ".repeat(600)}`)]).flat();
+      await runtime.store().appendMessages("crash:consolidate", old);
+      llm.enqueue({ text: "summary of the first questions" }, { text: "summary of the next ones" }, { text: "answer 3" });
       const reply = await loop.process({ sessionKey: "crash:consolidate", content: "question 3" });
       expect(reply).toMatchObject({ stopReason: "completed", content: "answer 3" });
       expect(existsSync(join(workspace, "memory", "history.jsonl"))).toBe(true);
