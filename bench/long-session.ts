@@ -1,8 +1,9 @@
 /**
  * Where assistants slow down in real use (issue 25), for the product turn (`nanobot-loop`):
  * - **long session**: one session with 10,000 or 100,000 prior messages in the store; its first
- *   turn (which consolidates the replayed history, one extra LLM call) and the steady turns
- *   after it (the 3-round `bench-loop` script), process CPU per turn and peak RSS;
+ *   turn (which reads the newest `maxMessages` back; the seeded messages are short, so the
+ *   token budget is not reached and nothing is summarised) and the steady turns after it (the
+ *   3-round `bench-loop` script), process CPU per turn and peak RSS;
  * - **tool-heavy turn**: 30 tool rounds, each result 20 KB (`bench-heavy`), in a fresh session.
  * Each case runs in its own process (`--worker`, job in BENCH_JOB), so RSS is the case's own.
  *
@@ -21,7 +22,7 @@ import type { Spread } from "./support/stats.js";
 type Job = { kind: "long"; baseURL: string; history: number; turns: number } | { kind: "heavy"; baseURL: string; turns: number; warmup: number };
 
 interface CaseResult {
-  /** long: CPU and wall of the session's first turn (seeded history, consolidation). */
+  /** long: CPU and wall of the session's first turn (the seeded history read back). */
   firstCpuMs?: number;
   firstWallMs?: number;
   /** CPU and wall per turn of the measured turns. */
@@ -167,7 +168,7 @@ export function formatLongSessionBench(rows: LongSessionRow[]): string {
       ["case (nanobot-loop)", "first turn CPU ms", "first turn wall ms", "CPU ms/turn", "wall ms/turn", "RSS before turns MiB", "peak RSS MiB"],
       rows.map((r) => [r.case, f(r.firstCpuMs), f(r.firstWallMs), f(r.cpuMsPerTurn), f(r.wallMsPerTurn), f(r.seededRssMiB, 0), f(r.peakRssMiB, 0)]),
     ),
-    "(median (min–max) over runs, a process per run; long session: the first turn replays the seeded history and consolidates it,",
+    "(median (min–max) over runs, a process per run; long session: the first turn replays the newest of the seeded history,",
     " CPU ms/turn is the 3-round bench-loop turn after it in the same session; tool-heavy: 30 rounds of one 20 KB tool result, fresh session per turn)",
   ].join("\n");
 }

@@ -19,7 +19,7 @@ export interface ContenderSetup {
  * the product's store (its first turn since the process started: read and parsed from disk).
  * `lived` (the two products): as `memory`, and the contender has already answered one turn in
  * that session, so the measured turn is the conversation's second in the process: whatever a
- * product does once to a history it takes over (nanobot consolidates one past its caps) is done,
+ * product does once to a history it takes over (nanobot summarises one past its token budget) is done,
  * as it would be in a conversation the assistant has been having. The worker runs that first
  * turn, untimed (see worker.ts).
  */
