@@ -14,11 +14,11 @@ import { Runtime } from "../../src/agent/runtime.js";
 import { resolveConfig } from "../../src/config/index.js";
 import { HEARTBEAT_JOB_ID } from "../../src/cron/heartbeat.js";
 import { startAssistantGateway } from "../../src/gateway/assistant-gateway.js";
-import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import { createHarness, gateTool, roles, waitFor } from "../agent/helpers.js";
 import type { LoopHarness } from "../agent/helpers.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { longConversation } from "../support/conversations.js";
 
 type Body = { messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> };
 const body = (fake: FakeLLM, i: number): Body => fake.requests[i]?.body as Body;
@@ -103,8 +103,7 @@ describe("agents.defaults.consolidationRatio", () => {
   async function keptAfterConsolidation(ratio: number): Promise<number> {
     const harness = await createHarness({ defaults: { contextWindowTokens: 20_000, maxTokens: 1_000, consolidationRatio: ratio } });
     h = harness;
-    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`old question ${i} ${"apple ".repeat(600)}`), assistantMessage(`old answer ${i} ${"pear ".repeat(600)}`)]).flat();
-    await harness.runtime.store().appendMessages("telegram:42", old);
+    await harness.runtime.store().appendMessages("telegram:42", longConversation("old question ", "old answer "));
     // One summary per consolidation round (at most five); the turn's own request takes the next.
     harness.fake.enqueue(...Array.from({ length: 5 }, (_, i) => ({ text: `Summary ${i}.` })), { text: "fresh answer" });
     await turn(harness, "new question");

@@ -6,7 +6,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
-import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
+import { longConversation } from "../support/conversations.js";
 import { startGatewayFixture, waitFor } from "./helpers.js";
 import type { GatewayFixture } from "./helpers.js";
 
@@ -61,8 +61,7 @@ describe("Server-Timing on /v1/chat/completions", () => {
     // 20 stored messages of ~600 words: over the 11,400-token history budget of a 20k window, so
     // the turn summarises the oldest first (two rounds, as in test/memory/consolidation.test.ts).
     fx = await startGatewayFixture({ defaults: { contextWindowTokens: 20_000, maxTokens: 1_000 }, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
-    const old = Array.from({ length: 10 }, (_, i) => [userMessage(`q${i} ${"apple ".repeat(600)}`), assistantMessage(`a${i} ${"pear ".repeat(600)}`)]).flat();
-    await fx.runtime.store().appendMessages("api:consolidating", old);
+    await fx.runtime.store().appendMessages("api:consolidating", longConversation());
     fx.fake.enqueue({ text: "They talked about apples.", delayMs: 60 }, { text: "And pears.", delayMs: 60 }, { text: "three", delayMs: 80 });
     const client = new OpenAI({ baseURL: `${fx.url}/v1`, apiKey: "unused", maxRetries: 0 });
     const { data, response } = await client.chat.completions

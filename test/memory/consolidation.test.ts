@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
-import type { Message } from "../../src/core/messages.js";
+import { textOf } from "../../src/core/message-helpers.js";
 import { installSpanExporter } from "../../src/core/tracing/tracer.js";
 import type { FinishedSpan } from "../../src/core/tracing/tracer.js";
 import type { HistoryEntry } from "../../src/memory/history-log.js";
 import { createHarness, roles } from "../agent/helpers.js";
+import { longConversation, shortConversation } from "../support/conversations.js";
 import type { LoopHarness } from "../agent/helpers.js";
 
 let h: LoopHarness | undefined;
@@ -14,16 +14,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** 20 messages of ~600 tokens each: over the 11,400-token replay budget of a 20k window. */
-function longConversation(): Message[] {
-  const out: Message[] = [];
-  for (let i = 0; i < 10; i++) {
-    out.push(userMessage(`q${i} ${"apple ".repeat(600)}`));
-    out.push(assistantMessage(`a${i} ${"pear ".repeat(600)}`));
-  }
-  return out;
-}
 
 async function historyEntries(workspace: string): Promise<HistoryEntry[]> {
   const text = await readFile(join(workspace, "memory", "history.jsonl"), "utf8");
@@ -112,9 +102,7 @@ describe("memory consolidation", () => {
 describe("message cap and idle compaction", () => {
   it("replays only the newest maxMessages, from a user message, without summarising (the Python nanobot's replay cap)", async () => {
     h = await createHarness({ start: false, defaults: { maxMessages: 10 } });
-    const short: Message[] = [];
-    for (let i = 0; i < 6; i++) short.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
-    await h.runtime.store().appendMessages("cli:many", short);
+    await h.runtime.store().appendMessages("cli:many", shortConversation(6));
     h.fake.enqueue({ text: "ok" });
     await h.loop.process({ sessionKey: "cli:many", content: "next" });
     // 12 stored messages, far under the token budget: one request, the newest 10 replayed.
@@ -128,9 +116,7 @@ describe("message cap and idle compaction", () => {
 
   it("takes maxMessages 0 as the default of 120, as the Python nanobot does", async () => {
     h = await createHarness({ start: false, defaults: { maxMessages: 0 } });
-    const short: Message[] = [];
-    for (let i = 0; i < 6; i++) short.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
-    await h.runtime.store().appendMessages("cli:zero", short);
+    await h.runtime.store().appendMessages("cli:zero", shortConversation(6));
     h.fake.enqueue({ text: "ok" });
     await h.loop.process({ sessionKey: "cli:zero", content: "next" });
     expect(roles(h.fake.requests[0]).filter(([role]) => role !== "system")).toHaveLength(13);
@@ -138,9 +124,7 @@ describe("message cap and idle compaction", () => {
 
   it("compacts an idle session down to its last 8 messages, once", async () => {
     h = await createHarness({ start: false });
-    const msgs: Message[] = [];
-    for (let i = 0; i < 10; i++) msgs.push(userMessage(`q${i}`), assistantMessage(`a${i}`));
-    await h.runtime.store().appendMessages("telegram:idle", msgs);
+    await h.runtime.store().appendMessages("telegram:idle", shortConversation(10));
     expect(await h.loop.compactIdleSessions(Date.now())).toEqual([]);
     h.fake.enqueue({ text: "Idle summary." });
     const later = Date.now() + 16 * 60_000;

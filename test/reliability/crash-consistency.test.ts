@@ -19,7 +19,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Runtime } from "../../src/agent/runtime.js";
 import { AgentLoop } from "../../src/agent/agent-loop.js";
 import { resolveConfig } from "../../src/config/index.js";
-import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
+import { textOf } from "../../src/core/message-helpers.js";
+import { longConversation } from "../support/conversations.js";
 import { stateDbPath } from "../../src/config/paths.js";
 import { historyProblems } from "../../src/session/index.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
@@ -195,8 +196,7 @@ describe("crash consistency", () => {
       const loop = new AgentLoop({ runtime, createWorkspace: false });
       // 20 messages of ~600 words: over the 11,400-token history budget of a 20k window, so the
       // next turn consolidates first (two rounds, as in test/memory/consolidation.test.ts).
-      const old = Array.from({ length: 10 }, (_, i) => [userMessage(`q${i} ${"apple ".repeat(600)}`), assistantMessage(`a${i} ${"pear ".repeat(600)}`)]).flat();
-      await runtime.store().appendMessages("crash:consolidate", old);
+      await runtime.store().appendMessages("crash:consolidate", longConversation());
       llm.enqueue({ text: "summary of the first questions" }, { text: "summary of the next ones" }, { text: "answer 3" });
       const reply = await loop.process({ sessionKey: "crash:consolidate", content: "question 3" });
       expect(reply).toMatchObject({ stopReason: "completed", content: "answer 3" });
