@@ -64,25 +64,39 @@ function skillFolders(dir: string): string[] {
   return names;
 }
 
-function readSkillDir(dir: string, source: Skill["source"], env: Record<string, string | undefined>): Skill[] {
+/** A skills folder's SKILL.md files as `[name, path, text]`, in listing order. */
+type SkillFiles = readonly (readonly [name: string, path: string, text: string])[];
+
+function readSkillFiles(dir: string): SkillFiles {
   let names: string[];
   try {
     names = skillFolders(dir);
   } catch {
     return [];
   }
-  const out: Skill[] = [];
+  const out: [string, string, string][] = [];
   for (const name of names) {
     const path = join(dir, name, "SKILL.md");
-    let text: string;
     try {
-      text = readTextCached(path);
+      out.push([name, path, readTextCached(path)]);
     } catch {
-      continue;
+      // A folder without a readable SKILL.md is not a skill.
     }
-    out.push(parseSkill(name, path, text, source, env));
   }
   return out;
+}
+
+/**
+ * The package's own skills are part of the installed program, like its code: read once per
+ * process instead of checked on every turn (five file stats a turn). Workspace skills are
+ * checked every turn, so an edit shows up on the next one.
+ */
+let packagedSkills: SkillFiles | undefined;
+
+function readSkillDir(dir: string, source: Skill["source"], env: Record<string, string | undefined>): Skill[] {
+  const files = dir === BUILTIN_SKILLS_DIR ? (packagedSkills ??= readSkillFiles(dir)) : readSkillFiles(dir);
+  // Requirements (binaries on PATH, env vars) are checked every time: they change without a restart.
+  return files.map(([name, path, text]) => parseSkill(name, path, text, source, env));
 }
 
 /** Parses one SKILL.md; the folder name is the skill's name whatever the front-matter says. */

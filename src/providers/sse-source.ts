@@ -45,16 +45,68 @@ export class StallSignal extends Error {}
 /** Parsed messages buffered before the socket is paused (the consumer is slower than the server). */
 const HIGH_WATER = 256;
 
-/** POSTs with `http`/`https`; rejects with the socket or abort error when there is no response. */
+/** Where a request goes, as `http.request` options: parsed once per endpoint, not per request. */
+interface Endpoint {
+  send: typeof httpRequest;
+  protocol: string;
+  hostname: string;
+  port: string;
+  path: string;
+  auth: string | undefined;
+}
+
+const endpoints = new Map<string, Endpoint>();
+
+function endpointOf(url: string): Endpoint {
+  let endpoint = endpoints.get(url);
+  if (!endpoint) {
+    const u = new URL(url);
+    endpoint = {
+      send: u.protocol === "https:" ? httpsRequest : httpRequest,
+      protocol: u.protocol,
+      // `[::1]` in a URL, `::1` for the socket.
+      hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
+      port: u.port,
+      path: `${u.pathname}${u.search}`,
+      auth: u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined,
+    };
+    // A handful of endpoints per process; a runaway set (a URL per request) starts over.
+    if (endpoints.size >= 64) endpoints.clear();
+    endpoints.set(url, endpoint);
+  }
+  return endpoint;
+}
+
+/** What `http.request` rejects with when its signal aborts (AbortError, `ABORT_ERR`). */
+function abortError(reason: unknown): Error {
+  return Object.assign(new Error("The operation was aborted", { cause: reason }), { name: "AbortError", code: "ABORT_ERR" });
+}
+
+/**
+ * POSTs with `http`/`https`; rejects with the socket or abort error when there is no response.
+ * The caller's signal is watched here rather than handed to `http.request`, which would also
+ * hang end-of-stream listeners on the request for it: one listener, removed when the request
+ * closes, does the same.
+ */
 export function openWithNodeHttp(init: SseRequestInit): Promise<SseSource> {
-  const url = new URL(init.url);
-  const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+  const { signal } = init;
+  if (signal?.aborted) return Promise.reject(abortError(signal.reason));
+  const { send, protocol, hostname, port, path, auth } = endpointOf(init.url);
   return new Promise((resolve, reject) => {
-    const req = send(url, {
+    const req = send({
+      protocol,
+      hostname,
+      port,
+      path,
+      ...(auth ? { auth } : {}),
       method: "POST",
       headers: { ...init.headers, "content-length": String(init.body.byteLength) },
-      ...(init.signal ? { signal: init.signal } : {}),
     });
+    if (signal) {
+      const onAbort = (): void => void req.destroy(abortError(signal.reason));
+      signal.addEventListener("abort", onAbort, { once: true });
+      req.once("close", () => signal.removeEventListener("abort", onAbort));
+    }
     req.once("error", reject);
     req.once("response", (res) => {
       req.off("error", reject);

@@ -209,13 +209,21 @@ export class SessionQueries {
     return (this.stmts.maxSeq.get(threadId)!.s ?? 0) + 1;
   }
 
-  /** Appends messages at the end of the thread; returns the seq of the first one. */
+  /**
+   * Appends messages at the end of the thread; returns the seq of the first one. Messages outside
+   * a turn touch the thread's `updated_at` here; a turn's touch it once, when the turn closes
+   * (`touchThread`): each commit that changes the threads row writes one more page to the log.
+   */
   append(threadId: string, messages: readonly Message[], turnId: string | null): number {
     const first = this.nextSeq(threadId);
     let seq = first;
     for (const message of messages) this.stmts.insertMessage.run(messageToRow(message, threadId, seq++, turnId, this.countTokens));
-    if (messages.length) this.stmts.touchThread.run(this.now(), threadId);
+    if (messages.length && turnId === null) this.touchThread(threadId);
     return first;
+  }
+
+  touchThread(threadId: string): void {
+    this.stmts.touchThread.run(this.now(), threadId);
   }
 
   rowsFrom(threadId: string, fromSeq: number): MessageRow[] {

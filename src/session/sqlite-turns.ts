@@ -40,7 +40,6 @@ export function beginTurn(ops: TurnOps, sessionKey: string, userMessage: UserMes
        VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
     )
     .run(id, sessionKey, thread.id, userMessage.id, seq, now());
-  q.touchSession(sessionKey);
   if (thread.title === null) giveTitle(ops, sessionKey, thread.id, userMessage);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
 }
@@ -78,7 +77,6 @@ export function beginResumedTurn(ops: TurnOps, sessionKey: string, results: read
        VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
     )
     .run(id, sessionKey, thread.id, anchor.id, seq, now());
-  q.touchSession(sessionKey);
   return { handle: { turnId: id, sessionKey, threadId: thread.id, userMessageId: anchor.id, recoveredTurns }, messages };
 }
 
@@ -207,7 +205,6 @@ export function reopenInterruptedTurn(ops: TurnOps, sessionKey: string, userMess
        VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
     )
     .run(id, sessionKey, thread.id, userMessageId, plan.startSeq, now());
-  q.touchSession(sessionKey);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId, recoveredTurns };
 }
 
@@ -289,5 +286,8 @@ function closeTurn(
       turn.id,
     );
   ops.q.prepare("DELETE FROM checkpoints WHERE turn_id = ?").run(turn.id);
+  // The session and its thread show activity once per turn, at its end (a turn in progress is
+  // known by its pending row): touching them when it begins too would write two more pages.
+  ops.q.touchThread(turn.thread_id);
   ops.q.touchSession(turn.session_key);
 }

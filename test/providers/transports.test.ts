@@ -109,3 +109,43 @@ it("keeps the connection for the next request when a stream is read to its [DONE
   }
   expect(fake.connections).toBe(1);
 });
+
+describe("node http requests", () => {
+  it("keeps no listener on a signal that outlives its requests, and still aborts the next one", async () => {
+    const { getEventListeners } = await import("node:events");
+    const { openWithNodeHttp } = await import("../../src/providers/sse-source.js");
+    const { encodeJsonBody } = await import("../../src/providers/json-body.js");
+    const controller = new AbortController();
+    const init = () => ({
+      url: `${fake.openaiBaseURL}/chat/completions`,
+      headers: { "content-type": "application/json" },
+      body: encodeJsonBody({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }] }),
+      idleMs: 5_000,
+      signal: controller.signal,
+    });
+    fake.enqueue({ text: "one" }, { text: "two" }, { text: "slow", delayMs: 5_000 });
+    for (let i = 0; i < 2; i++) {
+      const source = await openWithNodeHttp(init());
+      while (await source.next()) {
+        // drain to [DONE]
+      }
+      source.close();
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    const pending = openWithNodeHttp(init());
+    setTimeout(() => controller.abort(), 50);
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    await expect(openWithNodeHttp(init())).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("sends a base URL's user and password as basic auth when there is no API key, and the key's bearer when there is", async () => {
+    fake.enqueue({ text: "ok" }, { text: "ok" });
+    const base = new URL(fake.openaiBaseURL);
+    const baseURL = `http://us%20er:p%40ss@${base.host}${base.pathname}`;
+    expect((await collect(rawModel(fake, "chat", { baseURL, apiKey: "" }).stream(ask("hi")))).error).toBeUndefined();
+    expect(fake.requests.at(-1)!.headers["authorization"]).toBe(`Basic ${Buffer.from("us er:p@ss").toString("base64")}`);
+    expect((await collect(rawModel(fake, "chat", { baseURL }).stream(ask("hi")))).error).toBeUndefined();
+    expect(fake.requests.at(-1)!.headers["authorization"]).toBe("Bearer sk-test");
+  });
+});

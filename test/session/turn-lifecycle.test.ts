@@ -46,6 +46,18 @@ await describeEachStore("turn lifecycle", (kind) => {
       expect(info).toMatchObject({ status: "completed", stopReason: "completed", usage: { promptTokens: 10, completionTokens: 5 } });
     });
 
+    it("marks the session and its thread active when the turn ends", async () => {
+      await store.completeTurn((await store.beginTurn(KEY, userMessage("first"))).turnId, runResult([assistantMessage("one")]));
+      const turn = await store.beginTurn(KEY, userMessage("second"));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const beforeClose = Date.now();
+      await store.completeTurn(turn.turnId, runResult([assistantMessage("two")]));
+      const session = (await store.listSessions()).find((s) => s.key === KEY)!;
+      expect(session.updatedAt).toBeGreaterThanOrEqual(beforeClose);
+      const threads = await store.listThreads(KEY);
+      expect(threads.find((t) => t.current)!.updatedAt).toBeGreaterThanOrEqual(beforeClose);
+    });
+
     it("refuses to close a turn twice", async () => {
       const turn = await store.beginTurn(KEY, userMessage("hi"));
       await store.completeTurn(turn.turnId, runResult([assistantMessage("hey")]));
