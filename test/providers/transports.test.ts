@@ -3,10 +3,13 @@
  * fetch — must behave the same: streamed deltas, HTTP errors with their headers, a cut
  * connection, a stall, the caller's abort, and a refused connection.
  */
+import { EventEmitter } from "node:events";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AbortedError, ProviderError } from "../../src/core/errors.js";
+import { encodeJsonBody } from "../../src/providers/json-body.js";
+import { openWithNodeHttp } from "../../src/providers/sse-source.js";
 import type { ModelTarget } from "../../src/providers/types.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
@@ -112,9 +115,6 @@ it("keeps the connection for the next request when a stream is read to its [DONE
 
 describe("node http requests", () => {
   it("keeps no listener on a signal that outlives its requests, and still aborts the next one", async () => {
-    const { getEventListeners } = await import("node:events");
-    const { openWithNodeHttp } = await import("../../src/providers/sse-source.js");
-    const { encodeJsonBody } = await import("../../src/providers/json-body.js");
     const controller = new AbortController();
     const init = () => ({
       url: `${fake.openaiBaseURL}/chat/completions`,
@@ -132,7 +132,7 @@ describe("node http requests", () => {
       source.close();
     }
     await new Promise((resolve) => setImmediate(resolve));
-    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(EventEmitter.getEventListeners(controller.signal, "abort")).toHaveLength(0);
     const pending = openWithNodeHttp(init());
     setTimeout(() => controller.abort(), 50);
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });
