@@ -120,7 +120,14 @@ const transactionStatements = new WeakMap<Database.Database, TransactionStatemen
  * better-sqlite3's wrapper, which nests it as a savepoint.
  */
 function runTransaction<T>(db: Database.Database, mode: "deferred" | "immediate", fn: () => T): T {
-  if (db.inTransaction) return db.transaction(fn)[mode]();
+  if (db.inTransaction) {
+    try {
+      return db.transaction(fn)[mode]();
+    } catch (error) {
+      rolledBack(db);
+      throw error;
+    }
+  }
   let statements = transactionStatements.get(db);
   if (!statements) {
     statements = {
@@ -138,6 +145,24 @@ function runTransaction<T>(db: Database.Database, mode: "deferred" | "immediate"
     return result;
   } catch (error) {
     if (db.inTransaction) statements.rollback.run();
+    rolledBack(db);
     throw error;
   }
+}
+
+const rollbackListeners = new WeakMap<Database.Database, (() => void)[]>();
+
+/**
+ * Calls `listener` whenever a transaction (or a nested savepoint) on `db` that `writeTransaction`
+ * or `readTransaction` ran is rolled back: for caches that follow this connection's changes as
+ * they are made (ThreadPlaces), which must then forget them.
+ */
+export function onRollback(db: Database.Database, listener: () => void): void {
+  const listeners = rollbackListeners.get(db);
+  if (listeners) listeners.push(listener);
+  else rollbackListeners.set(db, [listener]);
+}
+
+function rolledBack(db: Database.Database): void {
+  for (const listener of rollbackListeners.get(db) ?? []) listener();
 }

@@ -18,6 +18,7 @@ import type { MessageRow } from "./rows.js";
 import { DEFAULT_RETRY, openDatabase, readTransaction, writeTransaction } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import { SessionQueries } from "./sqlite-queries.js";
+import { ThreadPlaces } from "./thread-places.js";
 import { WalCheckpointer } from "./wal-checkpointer.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import * as records from "./sqlite-records.js";
@@ -66,6 +67,8 @@ export class SqliteSessionStore implements PortableSessionStore {
   private checkpointer: WalCheckpointer | undefined;
   /** Rows parsed by earlier history loads (every turn replays mostly the same ones). */
   private readonly parsed: ParsedMessages;
+  /** Where those rows are in their threads, followed through this connection's changes. */
+  private readonly places: ThreadPlaces;
 
   constructor(options: SqliteSessionStoreOptions) {
     const path = options.path ?? (options.home ? stateDbPath(options.home) : undefined);
@@ -77,6 +80,7 @@ export class SqliteSessionStore implements PortableSessionStore {
     this.parsed = new ParsedMessages(options.historyCacheChars);
     const now = options.now ?? Date.now;
     this.q = new SessionQueries(this.db, now, options.tokenCounter);
+    this.places = new ThreadPlaces(this.db, (threadId, fromSeq, beforeSeq, limit) => this.q.placesNewestFirst(threadId, fromSeq, beforeSeq, limit));
     this.ops = {
       q: this.q,
       now,
@@ -151,6 +155,8 @@ export class SqliteSessionStore implements PortableSessionStore {
     return this.read(() => {
       const thread = this.resolveThread(sessionKey, options.threadId);
       if (!thread) return [];
+      // The snapshot has begun (the thread row was read): did another connection write before it?
+      this.places.validate();
       const summaryRow = thread.summary_seq === null ? undefined : this.q.rowAt(thread.id, thread.summary_seq);
       const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
       const head = summary ? [summary] : [];
@@ -176,7 +182,7 @@ export class SqliteSessionStore implements PortableSessionStore {
    */
   private eachNewestFirst(thread: ThreadRow, take: (message: Message) => boolean): void {
     for (let before = Number.MAX_SAFE_INTEGER; ; ) {
-      const places = this.q.placesNewestFirst(thread.id, thread.replay_seq, before, HISTORY_PAGE);
+      const places = this.places.page(thread.id, thread.replay_seq, before, HISTORY_PAGE);
       // Plain loops: this runs for every replayed message of every turn.
       const missing: number[] = [];
       for (let i = 0; i < places.length; i++) {
