@@ -68,21 +68,21 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
         // Fresh messages per session: every stored message has its own id.
         const prior: Message[] = turns.map((t) => (t.role === "user" ? userMessage(t.text) : assistantMessage(t.text)));
         await store.appendMessages(`bench:loop-${history}-${i}`, prior);
+        // In memory: the store has read the session once, as for one the process served before.
+        if (place === "memory") await store.loadHistory(`bench:loop-${history}-${i}`);
       }
       // The seeded rows are in the write-ahead log, which a store that had held them for a while
       // would have folded into the database long ago (the gateway does every half second). Left
       // there, the first commits of the measured turns would each copy megabytes of seeding.
-      // TRUNCATE empties the log at once; other connections take it for a change to the database
-      // (`PRAGMA data_version`), which the gateway's own checkpoints (PASSIVE) never are: so the
-      // sessions are read after it, not before.
+      // RESTART: the next commit starts the log over. Not TRUNCATE: emptying the file changes
+      // the log's header, which other connections take for a write (`PRAGMA data_version`) and
+      // so forget what they remember of the sessions; the gateway's own checkpoints never do.
       const db = new Database(stateDbPath(home));
       try {
-        db.pragma("wal_checkpoint(TRUNCATE)");
+        db.pragma("wal_checkpoint(RESTART)");
       } finally {
         db.close();
       }
-      // In memory: the store has read each session once, as for one the process served before.
-      if (place === "memory") for (let i = 0; i < count; i++) await store.loadHistory(`bench:loop-${history}-${i}`);
     },
     loopTurn: (index) => turn(`bench:loop-${loopHistory}-${index}`, "loop", `Question ${index}: look up alpha and beta.`),
     parallelTurn: () => turn(`bench:parallel-${parallelRuns++}`, "parallel", "Read the four files."),

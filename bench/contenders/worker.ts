@@ -13,7 +13,17 @@ import { EXPECTED_ANSWER, prepareLoopSessions } from "./types.js";
 import { mainThreadCpuMs } from "../support/proc-cpu.js";
 
 export type WorkerJob =
-  | { contender: string; baseURL: string; workload: "loop"; history: number; runs: number; warmup: number; place?: HistoryPlace }
+  | {
+      contender: string;
+      baseURL: string;
+      workload: "loop";
+      history: number;
+      runs: number;
+      warmup: number;
+      place?: HistoryPlace;
+      /** Sessions prepared (default: one per turn); more than the turns, so two jobs of different lengths prepare alike (ab-instructions.ts). */
+      sessions?: number;
+    }
   | { contender: string; baseURL: string; workload: "parallel"; runs: number; warmup: number }
   | { contender: string; baseURL: string; workload: "concurrency"; sessions: number; turns: number };
 
@@ -54,7 +64,7 @@ const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
-    await prepareLoopSessions(c, job.history, job.warmup + job.runs, job.place ?? "memory", (answer) => check(answer, job.contender));
+    await prepareLoopSessions(c, job.history, Math.max(job.sessions ?? 0, job.warmup + job.runs), job.place ?? "memory", (answer) => check(answer, job.contender));
     for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
     const baselineRssMiB = rssMiB();
     const cpu0 = cpuUs();
