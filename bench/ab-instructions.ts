@@ -20,11 +20,7 @@ import { join } from "node:path";
 import type { WorkerJob } from "./contenders/worker.js";
 import { plainWorker } from "./support/plain-worker.js";
 import { REPO_DIR, startFakeLLMProcess } from "./support/processes.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const base = arg("base", "");
 const history = Number(arg("history", "100"));

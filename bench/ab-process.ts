@@ -19,11 +19,7 @@ import { plainWorker } from "./support/plain-worker.js";
 import { startFakeLLMProcess } from "./support/processes.js";
 import { median } from "./support/stats.js";
 import type { WorkerResult } from "./contenders/worker.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const base = arg("base", "");
 const history = Number(arg("history", "0"));

@@ -16,11 +16,7 @@ import { join } from "node:path";
 import type { Contender, CreateContender } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
 import { startFakeLLMProcess } from "./support/processes.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const base = arg("base", "");
 const history = Number(arg("history", "0"));

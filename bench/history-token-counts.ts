@@ -16,11 +16,7 @@ import type { Message } from "../src/core/messages.js";
 import { createTokenEstimator } from "../src/engine/tokens/estimator.js";
 import { SqliteSessionStore } from "../src/session/sqlite-store.js";
 import { priorTurns } from "./contenders/types.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const lengths = arg("messages", "100,180").split(",").map(Number);
 const reps = Number(arg("reps", "21"));

@@ -26,11 +26,7 @@ import type { FakeLLM } from "./support/processes.js";
 import { costTable, summarise, summariseHeap } from "./support/profile-summary.js";
 import type { HeapProfileNode } from "./support/profile-summary.js";
 import { median, percentile } from "./support/stats.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const clientCounts = arg("clients", "50").split(",").map(Number);
 const perClient = Number(arg("requests", "20"));

@@ -26,11 +26,7 @@ import { EXPECTED_ANSWER, prepareLoopSessions } from "./contenders/types.js";
 import { mainThreadCpuMs } from "./support/proc-cpu.js";
 import { startFakeLLMProcess } from "./support/processes.js";
 import { costTable, summarise } from "./support/profile-summary.js";
-
-function arg(name: string, fallback: string): string {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-}
+import { arg } from "./support/args.js";
 
 const history = Number(arg("history", "1000"));
 const turns = Number(arg("turns", "40"));

@@ -101,7 +101,7 @@ export class ThreadPlaces {
     const older = this.query(threadId, fromSeq, below, want);
     for (let k = 0; k < older.length; k++) out.push(older[k]!);
     if (below === first) {
-      places.unshift(...older.slice().reverse());
+      places.unshift(...older.reverse()); // `out` took them already, newest first
       this.count += older.length;
       if (older.length < want) entry.complete = true;
       this.bound();
