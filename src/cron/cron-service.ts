@@ -15,7 +15,7 @@ import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import { systemClock } from "../core/clock.js";
 import type { Clock } from "../core/clock.js";
-import { parseCronJobs, readCronText, updateCronJobs } from "./cron-store.js";
+import { cronFileSignature, parseCronJobs, readCronText, updateCronJobs } from "./cron-store.js";
 import { nextRunAfter, validateSchedule } from "./schedule.js";
 import { MAX_RUN_HISTORY } from "./types.js";
 import type { CronJob, CronJobInput, CronRunRecord } from "./types.js";
@@ -52,6 +52,8 @@ export class CronService {
   private jobs: CronJob[] = [];
   /** The file text `jobs` came from: a different text on disk means another writer. */
   private seen = "";
+  /** The file's stat when `seen` was last confirmed (see `cronFileSignature`). */
+  private seenSignature: string | undefined;
   private timer: unknown;
   private started = false;
   private readonly running = new Map<string, RunningJob>();
@@ -214,7 +216,11 @@ export class CronService {
   private reload(): void {
     let text: string;
     try {
+      // Taken before the read: a write between the two shows as a new signature next time.
+      const { signature, settled } = cronFileSignature(this.options.path);
+      if (settled && signature === this.seenSignature) return;
       text = readCronText(this.options.path);
+      this.seenSignature = signature;
       if (text === this.seen) return;
       this.adopt(text);
     } catch (err) {

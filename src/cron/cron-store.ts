@@ -4,7 +4,7 @@
  * CLI both edit it, so every change is a read-modify-write under a lock file: a writer always
  * starts from the newest file and never drops another writer's change.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { withFileLock } from "./file-lock.js";
 import type { CronJob } from "./types.js";
@@ -23,6 +23,26 @@ export function readCronText(path: string): string {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return "";
     throw err;
   }
+}
+
+/**
+ * File timestamps move in the kernel's coarse ticks, so two writes of the same size within one
+ * tick can leave the same stat: for this long after a change the text is read anyway.
+ */
+export const CRON_SETTLE_MS = 2_000;
+
+/**
+ * Identity, size and change times of the file ("" when there is none), and whether it changed
+ * long enough ago that an equal signature means an equal file. A watcher polling twice a second
+ * reads the text only when the signature moved or the file is still settling.
+ */
+export function cronFileSignature(path: string, now = Date.now()): { signature: string; settled: boolean } {
+  const stat = statSync(path, { bigint: true, throwIfNoEntry: false });
+  if (!stat) return { signature: "", settled: true };
+  return {
+    signature: `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`,
+    settled: now - Number(stat.ctimeNs / 1_000_000n) > CRON_SETTLE_MS,
+  };
 }
 
 export function parseCronJobs(path: string, text: string): CronJob[] {

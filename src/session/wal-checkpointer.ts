@@ -6,7 +6,8 @@
  * during which a server's event loop answers nobody. Here a worker thread with its own
  * connection runs passive checkpoints on a timer instead (they never wait for, nor block, the
  * writer), and the main connection's automatic threshold is raised to a backstop, so the log
- * still cannot grow without bound if the worker is gone.
+ * still cannot grow without bound if the worker is gone. A tick with nothing committed since a
+ * checkpoint that folded the whole log does nothing: an idle gateway's threads stay asleep.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -42,21 +43,31 @@ const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 0");
-function checkpoint() {
+const dataVersion = db.prepare("PRAGMA data_version").pluck();
+// The commits of other connections seen by the last checkpoint, and whether it folded the whole log.
+let seenVersion = -1;
+let folded = false;
+function checkpoint(asked) {
   try {
+    const version = dataVersion.get();
+    // Nothing committed since a checkpoint that left nothing behind: an idle server stays asleep,
+    // and so does the thread it would otherwise wake to say so.
+    if (!asked && folded && version === seenVersion) return;
     const row = db.pragma("wal_checkpoint(PASSIVE)")[0];
+    seenVersion = version;
+    folded = row.checkpointed === row.log;
     parentPort.postMessage({ type: "checkpoint", logPages: row.log, checkpointedPages: row.checkpointed });
   } catch (error) {
     // Another process checkpointing at the same moment answers busy: the next tick catches up.
     if (!String(error && error.code).startsWith("SQLITE_BUSY")) parentPort.postMessage({ type: "error", message: String(error && error.message) });
   }
 }
-const timer = setInterval(checkpoint, workerData.intervalMs);
+const timer = setInterval(() => checkpoint(false), workerData.intervalMs);
 parentPort.on("message", (message) => {
-  if (message === "checkpoint") return checkpoint();
+  if (message === "checkpoint") return checkpoint(true);
   if (message !== "close") return;
   clearInterval(timer);
-  checkpoint();
+  checkpoint(true);
   db.close();
   parentPort.postMessage({ type: "closed" });
   parentPort.close();
@@ -71,7 +82,7 @@ export class WalCheckpointer {
   private readonly waiters: ((report: CheckpointReport) => void)[] = [];
   private closing: Promise<void> | undefined;
   private exited = false;
-  /** Checkpoints the worker has run (on its timer or asked). */
+  /** Checkpoints the worker has run: asked for, or on its timer after a commit (an idle store's timer runs none). */
   completed = 0;
 
   constructor(options: WalCheckpointerOptions) {

@@ -4,13 +4,13 @@
  * taken over, and a started service notices another writer's edits.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CronService } from "../../src/cron/cron-service.js";
-import { cronJobsPath, readCronJobs } from "../../src/cron/cron-store.js";
+import { CRON_SETTLE_MS, cronFileSignature, cronJobsPath, readCronJobs } from "../../src/cron/cron-store.js";
 import { FakeClock } from "./fake-clock.js";
 
 const T0 = Date.UTC(2026, 0, 15, 8, 0, 0);
@@ -116,6 +116,36 @@ describe("several writers on one jobs file", () => {
     clock.advance(5_000);
     await gateway.idle();
     expect(fired).toEqual(["soon"]);
+  });
+});
+
+describe("the file watch", () => {
+  it("a same-size edit in place, right after the service wrote the file, is seen", async () => {
+    const clock = new ArmRecordingClock(T0);
+    const gateway = service(clock, [], 20);
+    gateway.add(every("hourly", 3_600_000));
+    gateway.start();
+    // Same length, same inode, within milliseconds of the service's own write: the signature
+    // may or may not move (timestamp ticks), the settle window reads the text regardless.
+    writeFileSync(path, readFileSync(path, "utf8").replace('"hourly"', '"HOURLY"'));
+    const start = Date.now();
+    while (gateway.list()[0]?.name !== "HOURLY" && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 20));
+    expect(gateway.list().map((j) => j.name)).toEqual(["HOURLY"]);
+  });
+
+  it("a file's signature moves with every write and settles once its change time is old", () => {
+    service(new FakeClock(T0)).add(every("a", 60_000));
+    const first = cronFileSignature(path);
+    expect(first.signature).not.toBe("");
+    expect(cronFileSignature(path).signature).toBe(first.signature);
+    const changed = Number(statSync(path, { bigint: true }).ctimeNs / 1_000_000n);
+    expect(cronFileSignature(path, changed + CRON_SETTLE_MS / 2).settled).toBe(false);
+    expect(cronFileSignature(path, changed + CRON_SETTLE_MS + 1).settled).toBe(true);
+    // A rewrite through a renamed temp file, as every writer does: a new signature.
+    writeFileSync(`${path}.tmp`, readFileSync(path, "utf8"));
+    renameSync(`${path}.tmp`, path);
+    expect(cronFileSignature(path).signature).not.toBe(first.signature);
+    expect(cronFileSignature(join(dir, "missing.json"))).toEqual({ signature: "", settled: true });
   });
 });
 

@@ -51,14 +51,27 @@ describe("WalCheckpointer", () => {
     expect((await served.loadMessages("s3")).length).toBe(120);
   });
 
-  it("checkpoints on its timer, and closing the store removes the log", async () => {
+  it("checkpoints on its timer after a commit, sleeps while nothing is written, and closing the store removes the log", async () => {
     const store = stores.open();
     const checkpointer = store.checkpointInBackground({ intervalMs: 20 })!;
+    const until = async (done: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 5_000;
+      while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
     const turn = await store.beginTurn("s", userMessage("hi"));
     await store.completeTurn(turn.turnId, runResult([assistantMessage("hello")]));
-    const deadline = Date.now() + 5_000;
-    while (checkpointer.completed < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(checkpointer.completed).toBeGreaterThanOrEqual(2);
+    await until(() => checkpointer.completed >= 1);
+    expect(checkpointer.completed).toBeGreaterThanOrEqual(1);
+    // Ten intervals with no commit: the timer finds the log folded and nothing new, and runs nothing.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const idle = checkpointer.completed;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(checkpointer.completed).toBe(idle);
+    // The next commit is checkpointed on the timer again.
+    const next = await store.beginTurn("s", userMessage("again"));
+    await store.completeTurn(next.turnId, runResult([assistantMessage("hello again")]));
+    await until(() => checkpointer.completed > idle);
+    expect(checkpointer.completed).toBeGreaterThan(idle);
     await store.close();
     expect(existsSync(`${store.path}-wal`)).toBe(false);
     await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
