@@ -33,6 +33,8 @@ export interface GatewayVariant {
   name: string;
   /** Turns the processor lets talk to the model at once; Infinity = no gate. */
   gate: number;
+  /** Serves `/metrics` with the process series (event-loop busy time, GC pauses). */
+  metrics?: boolean;
   start(env: NodeJS.ProcessEnv, cwd: string): ChildProcess;
 }
 
@@ -41,6 +43,7 @@ export const VARIANTS: GatewayVariant[] = [
     // `nanobot gateway` as shipped: every request goes through the AgentLoop (default gate: 3 turns).
     name: "nanobot gateway",
     gate: 3,
+    metrics: true,
     start: (env, cwd) => spawn(process.execPath, [join(REPO_DIR, "bin/nanobot.js"), "gateway", "--port", "0"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }),
   },
   {
@@ -101,6 +104,10 @@ export interface GatewayRow {
   p50GatewayMs: number;
   p99GatewayMs: number;
   peakRssMiB: number;
+  /** Where the added time went, p50 and p99 each (see `splitAdded`). */
+  split: Record<"inside" | "model" | "outside", [p50: number, p99: number]>;
+  /** From the gateway's own `/metrics` around the measured load (the floor serves none). */
+  runtime?: RuntimeShare;
   /** Gateway process CPU (user + system) per answered request, ms: robust on a busy machine. */
   cpuMsPerRequest: number;
   /** The same over the fresh process's first `WARMUP_FIRST` requests (start-up not included). */
@@ -121,6 +128,58 @@ export interface Sample {
   latencyMs: number;
   /** Latency − gate wait − 50 ms × model calls, from `Server-Timing`. */
   gatewayMs: number;
+  /** `gatewayMs` in three parts (see `splitAdded`). */
+  insideMs: number;
+  modelBeyondMs: number;
+  outsideMs: number;
+}
+
+/**
+ * The added time in three parts, from `Server-Timing`: `inside` the gateway's clock but outside
+ * the gate and the model calls (store, prompt, turn); the model calls' time `beyond` 50 ms each
+ * (building and sending the request, reading the answer, and any wait for the event loop when
+ * it arrives); `outside` the gateway's clock (HTTP on both ends, the client's own event loop).
+ */
+export function splitAdded(latencyMs: number, header: string | null): Pick<Sample, "insideMs" | "modelBeyondMs" | "outsideMs"> {
+  const dur = (name: string) => Number(new RegExp(`(?:^|, )${name};dur=([\\d.]+)`).exec(header ?? "")?.[1]);
+  const calls = Number(/(?:^|, )model;dur=[\d.]+;desc="(\d+) call/.exec(header ?? "")?.[1]);
+  const [gate, model, total] = [dur("gate"), dur("model"), dur("total")];
+  if (![gate, model, total, calls].every(Number.isFinite)) throw new Error(`the gateway sent no usable Server-Timing header: ${String(header)}`);
+  return { insideMs: total - gate - model, modelBeyondMs: model - LLM_DELAY_MS * calls, outsideMs: latencyMs - total };
+}
+
+/** Event-loop busy time and GC pauses per measured request, from two scrapes of `/metrics`. */
+export interface RuntimeShare {
+  loopBusyMsPerRequest: number;
+  gcMsPerRequest: number;
+  /** Young-generation collections per 100 requests, and their mean pause. */
+  minorGcPer100: number;
+  minorGcMeanMs: number;
+}
+
+async function scrapeMetrics(baseURL: string): Promise<Map<string, number>> {
+  const res = await fetch(`${baseURL}/metrics`);
+  if (!res.ok) throw new Error(`GET /metrics answered ${res.status}`);
+  const values = new Map<string, number>();
+  for (const line of (await res.text()).split("\n")) {
+    if (line === "" || line.startsWith("#")) continue;
+    const space = line.lastIndexOf(" ");
+    values.set(line.slice(0, space), Number(line.slice(space + 1)));
+  }
+  return values;
+}
+
+function runtimeShare(before: Map<string, number>, after: Map<string, number>, requests: number): RuntimeShare {
+  const delta = (series: string) => (after.get(series) ?? 0) - (before.get(series) ?? 0);
+  let gcSeconds = 0;
+  for (const series of after.keys()) if (series.startsWith("nodejs_gc_duration_seconds_sum")) gcSeconds += delta(series);
+  const minor = delta('nodejs_gc_duration_seconds_count{kind="minor"}');
+  return {
+    loopBusyMsPerRequest: (delta("nodejs_eventloop_busy_seconds_total") * 1000) / requests,
+    gcMsPerRequest: (gcSeconds * 1000) / requests,
+    minorGcPer100: (minor * 100) / requests,
+    minorGcMeanMs: minor > 0 ? (delta('nodejs_gc_duration_seconds_sum{kind="minor"}') * 1000) / minor : 0,
+  };
 }
 
 /** `gate;dur=…` and `model;dur=…;desc="N calls"` of a Server-Timing header. */
@@ -193,7 +252,7 @@ export async function load(baseURLs: string | readonly string[], clients: number
           if (ok) answered++;
           if (!measured) continue;
           if (!ok) failures++;
-          else samples.push({ latencyMs: end - start, gatewayMs: gatewayShare(end - start, res.serverTiming) });
+          else samples.push({ latencyMs: end - start, gatewayMs: gatewayShare(end - start, res.serverTiming), ...splitAdded(end - start, res.serverTiming) });
         } catch {
           failures++;
         }
@@ -255,9 +314,15 @@ async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd:
     const warmupCpuMsPerRequest = await warmUp(baseURL, child.pid!, fake, tag).catch((err: Error) => {
       throw new Error(`${variant.name}: ${err.message}`);
     });
+    const metrics0 = variant.metrics ? await scrapeMetrics(baseURL) : undefined;
     const cpu0 = cpuMsOf(child.pid!);
     const { samples, failures, answered, wallMs } = await load(baseURL, clients, perClient, tag);
     const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, answered);
+    const runtime = metrics0 ? runtimeShare(metrics0, await scrapeMetrics(baseURL), Math.max(1, answered)) : undefined;
+    const p50p99 = (pick: (s: Sample) => number): [number, number] => {
+      const values = samples.map(pick);
+      return [percentile(values, 50), percentile(values, 99)];
+    };
     const ideal = Math.min(clients, variant.gate) / (LLM_DELAY_MS / 1000);
     // Every answered request counts for throughput; only the latencies leave out the first ones.
     const rps = answered / (wallMs / 1000);
@@ -275,6 +340,8 @@ async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd:
       p99AddedMs: percentile(latencies, 99) - LLM_DELAY_MS,
       p50GatewayMs: percentile(gatewayMs, 50),
       p99GatewayMs: percentile(gatewayMs, 99),
+      split: { inside: p50p99((s) => s.insideMs), model: p50p99((s) => s.modelBeyondMs), outside: p50p99((s) => s.outsideMs) },
+      ...(runtime ? { runtime } : {}),
       peakRssMiB: peakRssMiB(child.pid!),
       cpuMsPerRequest,
       warmupCpuMsPerRequest,
@@ -297,6 +364,21 @@ function medianRow(perRun: GatewayRow[]): GatewayRow {
     p99AddedMs: pick((r) => r.p99AddedMs),
     p50GatewayMs: pick((r) => r.p50GatewayMs),
     p99GatewayMs: pick((r) => r.p99GatewayMs),
+    split: {
+      inside: [pick((r) => r.split.inside[0]), pick((r) => r.split.inside[1])],
+      model: [pick((r) => r.split.model[0]), pick((r) => r.split.model[1])],
+      outside: [pick((r) => r.split.outside[0]), pick((r) => r.split.outside[1])],
+    },
+    ...(first.runtime
+      ? {
+          runtime: {
+            loopBusyMsPerRequest: pick((r) => r.runtime?.loopBusyMsPerRequest ?? Number.NaN),
+            gcMsPerRequest: pick((r) => r.runtime?.gcMsPerRequest ?? Number.NaN),
+            minorGcPer100: pick((r) => r.runtime?.minorGcPer100 ?? Number.NaN),
+            minorGcMeanMs: pick((r) => r.runtime?.minorGcMeanMs ?? Number.NaN),
+          },
+        }
+      : {}),
     peakRssMiB: pick((r) => r.peakRssMiB),
     warmupCpuMsPerRequest: pick((r) => r.warmupCpuMsPerRequest),
     cpuMsPerRequest: pick((r) => r.cpuMsPerRequest),
@@ -323,5 +405,25 @@ export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string
       r.warmupCpuMsPerRequest.toFixed(1),
       r.peakRssMiB.toFixed(0),
     ]),
-  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_FIRST} = the same over the fresh process's first ${WARMUP_FIRST} requests)\n${failed}`;
+  )}\n(median over runs; latencies leave out each client's first request (the burst); the fake LLM answers ${LLM_DELAY_MS} ms\n after a request arrives; ideal = min(clients, gate) / ${LLM_DELAY_MS} ms; −${LLM_DELAY_MS}ms = latency − ${LLM_DELAY_MS} ms, mostly the gate's queue past 3 clients;\n added = latency − gate wait − ${LLM_DELAY_MS} ms per model call (Server-Timing): what the gateway itself adds;\n CPU ms/req = the gateway process's user+system CPU per measured request, after ${WARMUP_REQUESTS} warm-up requests;\n CPU first ${WARMUP_FIRST} = the same over the fresh process's first ${WARMUP_FIRST} requests)\n\n${formatSplit(rows)}${failed}`;
+}
+
+/** Where the added time went, and the gateway's event loop and GC per request. */
+function formatSplit(rows: GatewayRow[]): string {
+  const pair = ([p50, p99]: [number, number]) => `${p50.toFixed(1)} / ${p99.toFixed(1)}`;
+  const figure = (value: number | undefined, digits = 2) => (value === undefined || !Number.isFinite(value) ? "—" : value.toFixed(digits));
+  return `${table(
+    ["gateway", "clients", "inside p50 / p99", "model beyond p50 / p99", "outside p50 / p99", "loop busy ms/req", "GC ms/req", "minor GCs /100 req", "minor GC mean ms"],
+    rows.map((r) => [
+      r.variant,
+      String(r.clients),
+      pair(r.split.inside),
+      pair(r.split.model),
+      pair(r.split.outside),
+      figure(r.runtime?.loopBusyMsPerRequest),
+      figure(r.runtime?.gcMsPerRequest),
+      figure(r.runtime?.minorGcPer100, 1),
+      figure(r.runtime?.minorGcMeanMs, 1),
+    ]),
+  )}\n(added time in three parts, from Server-Timing: inside = the gateway's clock less the gate and the model calls (store,\n prompt, turn); model beyond = model time − ${LLM_DELAY_MS} ms per call (the request's build and send, the answer's read, and any wait\n for the event loop when it arrives); outside = latency − the gateway's clock (HTTP both ends, the client's event loop).\n The parts' percentiles do not add up to the added time's. Loop busy and GC from the gateway's /metrics around the load.)\n`;
 }

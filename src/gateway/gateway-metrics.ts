@@ -1,13 +1,15 @@
 /**
  * The gateway's `/metrics`: what its turns, model calls, tools and store did, in Prometheus
  * form. Fed by `turn_completed` events (every face's turns when the gateway runs the agent
- * loop), the running-turn registry and the store's call timings.
+ * loop), the running-turn registry and the store's call timings; and the process's own CPU,
+ * memory, event loop and GC pauses (`process-metrics.ts`).
  */
 import type { TurnObservers } from "../agent/turn-observers.js";
 import type { TurnLoad } from "../agent/turn-processor.js";
 import type { StoreCallListener } from "../session/timed-store.js";
 import type { ActiveTurns } from "./active-turns.js";
 import { MetricsRegistry } from "./metrics.js";
+import { registerProcessMetrics } from "./process-metrics.js";
 
 export interface GatewayMetricsSources {
   observers?: TurnObservers;
@@ -39,7 +41,7 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): { registry
   registry.gauge("nanobot_active_sessions", "Sessions with a turn running (or queued) now.", () => (load ? load().activeSessions : sources.turns.sessionCount));
   registry.gauge("nanobot_turn_queue_depth", "Turns waiting behind their session's turn, for admission or for a model slot.", () => load?.().queued ?? 0);
 
-  const unsubscribe: Array<() => void> = [];
+  const unsubscribe: Array<() => void> = [registerProcessMetrics(registry)];
   if (sources.observers) {
     unsubscribe.push(
       sources.observers.subscribe((event) => {

@@ -117,16 +117,20 @@ export class Histogram {
   }
 }
 
-/** A value read when scraped (queue lengths, running turns). */
+/**
+ * A value read when scraped: a gauge (queue lengths, running turns), or a counter some other
+ * part keeps (the process's CPU seconds).
+ */
 export class Gauge {
   constructor(
     readonly name: string,
     readonly help: string,
     private readonly read: () => number,
+    readonly type: "gauge" | "counter" = "gauge",
   ) {}
 
   render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${renderNumber(this.read())}`];
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, `${this.name} ${renderNumber(this.read())}`];
   }
 }
 
@@ -143,6 +147,11 @@ export class MetricsRegistry {
 
   gauge(name: string, help: string, read: () => number): Gauge {
     return this.add(new Gauge(name, help, read));
+  }
+
+  /** A counter kept elsewhere, read when scraped. */
+  counterOf(name: string, help: string, read: () => number): Gauge {
+    return this.add(new Gauge(name, help, read, "counter"));
   }
 
   render(): string {

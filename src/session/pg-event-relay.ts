@@ -37,6 +37,9 @@ export interface PgEventRelayOptions {
 
 const DEFAULT_RETRY_DELAYS_MS = [200, 400, 800, 1_600, 3_200, 5_000];
 
+/** How long closing waits for sends still on the wire. */
+const CLOSE_FLUSH_MS = 2_000;
+
 export class PgEventRelay implements ClusterRelay {
   readonly workerId = randomUUID();
   /** The NOTIFY channel (a quoted identifier). */
@@ -104,10 +107,12 @@ export class PgEventRelay implements ClusterRelay {
     return () => this.resyncListeners.delete(listener);
   }
 
+  /** Sends what was published (a short-lived CLI process's last events), then disconnects. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
     const client = this.client;
+    if (client) await Promise.race([this.sending, new Promise((resolve) => setTimeout(resolve, CLOSE_FLUSH_MS).unref())]);
     this.client = undefined;
     await client?.end().catch(() => undefined);
   }

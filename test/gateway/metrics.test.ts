@@ -106,6 +106,31 @@ describe("GET /metrics: tool calls and errors by tool", () => {
   });
 });
 
+describe("GET /metrics: the process", () => {
+  it("reports CPU seconds, resident memory, the heap, event-loop busy time and GC pauses under Node's usual names", async () => {
+    fx = await startGatewayFixture({ apiKey: KEY, makeProcessor: (runtime) => new AgentLoop({ runtime }) });
+    fx.fake.enqueue({ text: "hello" });
+    expect((await chat("hi")).status).toBe(200);
+    const before = await scrape();
+    expect(before).toContain("# TYPE process_cpu_seconds_total counter");
+    expect(before).toContain("# TYPE nodejs_eventloop_busy_seconds_total counter");
+    expect(before).toContain("# TYPE process_resident_memory_bytes gauge");
+    expect(sample(before, "process_resident_memory_bytes")).toBeGreaterThan(10 * 2 ** 20);
+    expect(sample(before, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(sample(before, "nodejs_heap_size_total_bytes")).toBeGreaterThanOrEqual(sample(before, "nodejs_heap_size_used_bytes")!);
+    // Work on the event loop (and garbage for the young generation) moves the counters.
+    let junk: number[][] = [];
+    for (let i = 0; i < 200_000; i++) junk.push([i, i + 1]);
+    junk = [];
+    await until(async () => (sample(await scrape(), 'nodejs_gc_duration_seconds_count{kind="minor"}') ?? 0) > 0, "a minor GC pause");
+    const after = await scrape();
+    expect(sample(after, "process_cpu_seconds_total")).toBeGreaterThan(sample(before, "process_cpu_seconds_total")!);
+    expect(sample(after, "nodejs_eventloop_busy_seconds_total")).toBeGreaterThan(sample(before, "nodejs_eventloop_busy_seconds_total")!);
+    expect(sample(after, 'nodejs_gc_duration_seconds_bucket{kind="minor",le="+Inf"}')).toBe(sample(after, 'nodejs_gc_duration_seconds_count{kind="minor"}'));
+    expect(junk).toEqual([]);
+  });
+});
+
 describe("GET /metrics: queue depth and active sessions", () => {
   it("shows turns waiting behind a session's turn and for a model slot, and the sessions with work", async () => {
     fx = await startGatewayFixture({

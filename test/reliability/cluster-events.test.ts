@@ -219,4 +219,27 @@ postgres.describe("events across gateway workers on one PostgreSQL", () => {
     expect(await ask(a, "still there?", "after")).toBe("after the cut");
     await until(() => atB.some((e) => e.event === "turn_completed" && e.data.sessionKey === "api:after"), "the turn after the reconnect on B");
   });
+
+  it("a turn run by `nanobot agent` on the same store shows on a gateway's /api/events", { timeout: 240_000 }, async () => {
+    const b = await startWorker("b");
+    const atB = await follow(b);
+    const cliFake = await startFakeLLM();
+    closers.push(() => void cliFake.close());
+    const config = join(root, "cli.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        providers: { custom: { apiBase: cliFake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
+        agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
+      }),
+    );
+    cliFake.enqueue({ text: "from the cli" });
+    const run = await runNanobot(["agent", "-m", "hello from a terminal", "--session", "cli:desk"], { cwd: root, env: { ...env, NANOBOT_CONFIG: config }, timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe("from the cli");
+    await until(() => atB.some((e) => e.event === "turn_completed" && e.data.sessionKey === "cli:desk"), "the CLI's turn on B's stream");
+    const event = atB.find((e) => e.event === "turn_completed" && e.data.sessionKey === "cli:desk")!.data;
+    expect(event).toMatchObject({ stopReason: "completed", channel: "cli" });
+    expect(typeof event.worker).toBe("string");
+  });
 });

@@ -55,7 +55,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       }
       // Loaded here, not at the top, so `nanobot --help` and other commands start without them;
       // started before the config is read so the two overlap.
-      const modules = Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js")]);
+      const modules = Promise.all([import("../../agent/runtime.js"), import("../../agent/agent-loop.js"), import("../../cluster/turn-publisher.js")]);
       modules.catch(() => undefined);
       const loaded = await ctx.loadConfig(command);
       ctx.printWarnings(loaded.warnings);
@@ -64,7 +64,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       // A verdict an earlier start saved is used while it holds (sandbox-probe-cache.ts).
       const sandboxProbe = exec.enable && exec.sandbox !== "none" ? probeBwrap(ctx.io.env.PATH, { cacheFile: sandboxProbeCacheFile(loaded.home) }) : undefined;
       const logger = createLogger({ level: opts.logs ? "debug" : "warn", file: opts.logs ? undefined : `${logsDir(loaded.home)}/nanobot.log` });
-      const [{ Runtime }, { AgentLoop }] = await modules;
+      const [{ Runtime }, { AgentLoop }, { publishTurns }] = await modules;
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       const tracing = await startCommandTracing(ctx.io.env, (message) => ctx.printWarnings([message]));
       // No provider configured: a local model server (Ollama) that answers is used.
@@ -73,16 +73,20 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       if (opts.message === undefined) {
         const { runInteractive } = await import("../interactive/index.js");
         const interactiveLoop = new AgentLoop({ runtime });
+        // On a shared PostgreSQL store, the gateways' event clients see these turns too.
+        const publisher = publishTurns(runtime.store(), interactiveLoop.observers);
         try {
           await tracing.underCaller(() => runInteractive(ctx, { runtime, processor: interactiveLoop, sessionKey: opts.session, agent: opts.agent }));
         } finally {
           await interactiveLoop.stop();
+          await publisher?.close();
           await runtime.close();
           await tracing.handle.shutdown();
         }
         return;
       }
       const loop = new AgentLoop({ runtime });
+      const publisher = publishTurns(runtime.store(), loop.observers);
       const abort = new AbortController();
       const onSigint = (): void => abort.abort();
       process.once("SIGINT", onSigint);
@@ -111,6 +115,7 @@ export function registerAgentCommand(program: Command, ctx: CliContext): void {
       } finally {
         process.off("SIGINT", onSigint);
         await loop.stop();
+        await publisher?.close();
         await runtime.close();
         await tracing.handle.shutdown();
       }
