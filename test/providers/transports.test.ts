@@ -103,14 +103,17 @@ describe.each(TRANSPORTS)("provider requests over %s", (name, extra) => {
   });
 });
 
-it("keeps the connection for the next request when a stream is read to its [DONE] (node http)", async () => {
-  fake.enqueue({ text: "first" }, { text: "second" }, { text: "third" });
-  for (const expected of ["first", "second", "third"]) {
-    const { events, error } = await collect(rawModel(fake, "chat").stream(ask("hi")));
+it.each(TRANSPORTS)("keeps its connections for the next requests when a stream is read to its [DONE] (%s)", async (name, extra) => {
+  const answers = ["first", "second", "third", "fourth", "fifth", "sixth"];
+  fake.enqueue(...answers.map((text) => ({ text })));
+  for (const expected of answers) {
+    const { events, error } = await collect(rawModel(fake, "chat", extra).stream(ask("hi")));
     expect(error).toBeUndefined();
     expect(deltas(events, "text_delta")).toBe(expected);
   }
-  expect(fake.connections).toBe(1);
+  // Node's agent hands the one socket from request to request; fetch's pool may open a second
+  // while the first is being released, and then reuses the two.
+  expect(fake.connections).toBeLessThanOrEqual(name === "node http" ? 1 : 2);
 });
 
 describe("node http requests", () => {
