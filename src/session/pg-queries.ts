@@ -137,8 +137,13 @@ export class PgQueries {
     const first = await this.nextSeq(threadId);
     if (!messages.length) return first;
     await this.insertRows(messages.map((m, i) => messageToRow(m, threadId, first + i, turnId, this.countTokens)));
-    await this.run("UPDATE threads SET updated_at = $1 WHERE id = $2", [this.now(), threadId]);
+    // A turn's messages mark the thread active once, when the turn closes (pg-turns.ts `closeTurn`).
+    if (turnId === null) await this.touchThread(threadId);
     return first;
+  }
+
+  async touchThread(threadId: string): Promise<void> {
+    await this.run("UPDATE threads SET updated_at = $1 WHERE id = $2", [this.now(), threadId]);
   }
 
   /** Inserts message rows as they are (in batches: a statement takes at most 65535 parameters). */

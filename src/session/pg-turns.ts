@@ -38,7 +38,6 @@ export async function beginTurn(ops: PgTurnOps, sessionKey: string, userMessage:
      VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
     [id, sessionKey, thread.id, userMessage.id, seq, q.now()],
   );
-  await q.touchSession(sessionKey);
   if (thread.title === null) await giveTitle(q, sessionKey, thread.id, userMessage);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId: userMessage.id, recoveredTurns };
 }
@@ -69,7 +68,6 @@ export async function beginResumedTurn(ops: PgTurnOps, sessionKey: string, resul
      VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
     [id, sessionKey, thread.id, anchor.id, seq, q.now()],
   );
-  await q.touchSession(sessionKey);
   return { handle: { turnId: id, sessionKey, threadId: thread.id, userMessageId: anchor.id, recoveredTurns }, messages };
 }
 
@@ -204,6 +202,9 @@ async function closeTurn(
     [status, details.stopReason, ended, JSON.stringify(timings), details.usage ? JSON.stringify(details.usage) : null, details.error ?? null, turn.id],
   );
   await q.run("DELETE FROM checkpoints WHERE turn_id = $1", [turn.id]);
+  // The session and its thread show activity once per turn, at its end (a turn in progress is
+  // known by its pending row), as in sqlite-turns.ts: fewer row versions per turn.
+  await q.touchThread(turn.thread_id);
   await q.touchSession(turn.session_key);
 }
 
@@ -228,6 +229,5 @@ export async function reopenInterruptedTurn(ops: PgTurnOps, sessionKey: string, 
      VALUES ($1, $2, $3, 'pending', $4, $5, $6)`,
     [id, sessionKey, thread.id, userMessageId, plan.startSeq, q.now()],
   );
-  await q.touchSession(sessionKey);
   return { turnId: id, sessionKey, threadId: thread.id, userMessageId, recoveredTurns };
 }
