@@ -3,19 +3,23 @@
  * `nanobot gateway` processes (the built CLI) share one PostgreSQL store (a throwaway schema)
  * and one home; each has its own scripted fake LLM. A client of `/api/events` on worker B sees
  * the turns run on A; a WebSocket-channel client whose socket moved from A to B mid-turn gets
- * A's reply on B, as does one on B that a cron job on the leader A writes to; and when the relay connections are killed on the server, the workers
- * reconnect, tell their event clients (`resync`) and deliver the events after.
+ * A's reply on B, as does one on B that a cron job on the leader A writes to; when the relay
+ * connections are killed on the server, the workers reconnect, tell their event clients
+ * (`resync`) and deliver the events after; and turns run by `nanobot agent` and
+ * `nanobot serve-mcp` on the same store reach B's event clients too.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import pg from "pg";
 import WebSocket from "ws";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { relayApplicationName } from "../../src/session/pg-event-relay.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
-import { runNanobot, startNanobot } from "../support/nanobot-cli.js";
+import { NANOBOT_BIN, runNanobot, startNanobot } from "../support/nanobot-cli.js";
 import type { RunningNanobot } from "../support/nanobot-cli.js";
 import { TEST_PG_URL, dropSchemas, needsPostgres, uniqueSchema } from "../support/postgres.js";
 
@@ -241,5 +245,33 @@ postgres.describe("events across gateway workers on one PostgreSQL", () => {
     const event = atB.find((e) => e.event === "turn_completed" && e.data.sessionKey === "cli:desk")!.data;
     expect(event).toMatchObject({ stopReason: "completed", channel: "cli" });
     expect(typeof event.worker).toBe("string");
+  });
+
+  it("a turn served by `nanobot serve-mcp` on the same store shows on a gateway's /api/events", { timeout: 240_000 }, async () => {
+    const b = await startWorker("b");
+    const atB = await follow(b);
+    const mcpFake = await startFakeLLM();
+    closers.push(() => void mcpFake.close());
+    const config = join(root, "mcp.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        providers: { custom: { apiBase: mcpFake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
+        agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
+      }),
+    );
+    mcpFake.enqueue({ text: "from an MCP client" });
+    const client = new Client({ name: "cluster-events-test", version: "1.0.0" });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [NANOBOT_BIN, "serve-mcp"], cwd: root, env: { PATH: process.env.PATH ?? "", ...env, NANOBOT_CONFIG: config, NO_COLOR: "1" } }));
+    try {
+      const { tools } = await client.listTools();
+      const chat = tools.find((t) => t.name.startsWith("chat-with-"))!;
+      const result = await client.callTool({ name: chat.name, arguments: { prompt: "hello over MCP" } });
+      expect(JSON.stringify(result.content)).toContain("from an MCP client");
+      await until(() => atB.some((e) => e.event === "turn_completed" && e.data.sessionKey === "mcp:stdio"), "the MCP turn on B's stream");
+    } finally {
+      await client.close();
+    }
+    expect(atB.find((e) => e.event === "turn_completed" && e.data.sessionKey === "mcp:stdio")!.data).toMatchObject({ stopReason: "completed" });
   });
 });

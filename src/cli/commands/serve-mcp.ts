@@ -33,10 +33,11 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         level: opts.logs ? "debug" : "info",
         ...(opts.logs ? { destination: process.stderr } : { file: `${logsDir(loaded.home)}/nanobot.log` }),
       });
-      const [{ Runtime }, { AgentLoop }, { serveMcpStdio }] = await Promise.all([
+      const [{ Runtime }, { AgentLoop }, { serveMcpStdio }, { publishTurns }] = await Promise.all([
         import("../../agent/runtime.js"),
         import("../../agent/agent-loop.js"),
         import("../../gateway/mcp/stdio.js"),
+        import("../../cluster/turn-publisher.js"),
       ]);
       const runtime = new Runtime({ config: loaded.config, home: loaded.home, ...(loaded.path ? { configPath: loaded.path } : {}), env: ctx.io.env, logger });
       const tracing = await startCommandTracing(ctx.io.env, (message) => logger.warn(message));
@@ -44,6 +45,8 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
       await runtime.detectLocalProvider();
       const loop = options.processorFor ? undefined : new AgentLoop({ runtime });
       const processor = options.processorFor?.(runtime) ?? (loop as AgentLoop);
+      // On a shared PostgreSQL store, the gateways' event clients see these turns too.
+      const publisher = loop ? publishTurns(runtime.store(), loop.observers) : undefined;
       const handle = await serveMcpStdio({
         processor,
         config: loaded.config,
@@ -65,6 +68,7 @@ export function registerServeMcpCommand(program: Command, ctx: CliContext, optio
         process.off("SIGINT", stop);
         process.off("SIGTERM", stop);
         await loop?.stop();
+        await publisher?.close();
         await runtime.close();
         await tracing.handle.shutdown();
       }
