@@ -1,8 +1,9 @@
 /**
- * A process that runs turns on a shared PostgreSQL store without serving them (`nanobot agent`)
- * still tells the gateways on that store: each finished turn goes out on the cluster relay, so
- * their `/api/events` clients and web UIs see it as they see each other's. The relay connects in
- * the background; turns that finish first wait for it, and closing sends what is left.
+ * A process that runs turns on a shared PostgreSQL store without serving them (`nanobot agent`,
+ * `nanobot serve-mcp`) still tells the gateways on that store: each finished turn goes out on the
+ * cluster relay, so their `/api/events` clients and web UIs see it as they see each other's. The
+ * relay connects in the background; a turn that finishes first is sent once it has, and closing
+ * sends what is left.
  */
 import type { TurnObservers } from "../agent/turn-observers.js";
 import type { PortableSessionStore } from "../session/records.js";
@@ -19,16 +20,9 @@ export interface TurnPublisher {
 export function publishTurns(store: PortableSessionStore, observers: TurnObservers): TurnPublisher | undefined {
   const relay: ClusterRelay | undefined = (store as SessionStore).eventRelay?.();
   if (!relay) return undefined;
-  const waiting: unknown[] = [];
-  let connected = false;
-  const started = relay.start().then(() => {
-    connected = true;
-    for (const event of waiting.splice(0)) relay.publish(TOPIC_TURN, event);
-  });
-  const unsubscribe = observers.subscribe((event) => {
-    if (connected) relay.publish(TOPIC_TURN, event);
-    else waiting.push(event);
-  });
+  const started = relay.start();
+  // Sent in the order the turns finished: each waits for the same connection attempt.
+  const unsubscribe = observers.subscribe((event) => void started.then(() => relay.publish(TOPIC_TURN, event), () => undefined));
   return {
     async close() {
       unsubscribe();

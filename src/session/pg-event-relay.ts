@@ -112,7 +112,11 @@ export class PgEventRelay implements ClusterRelay {
     this.closed = true;
     clearTimeout(this.timer);
     const client = this.client;
-    if (client) await Promise.race([this.sending, new Promise((resolve) => setTimeout(resolve, CLOSE_FLUSH_MS).unref())]);
+    if (client) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.sending, new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_FLUSH_MS)))]);
+      clearTimeout(timer);
+    }
     this.client = undefined;
     await client?.end().catch(() => undefined);
   }

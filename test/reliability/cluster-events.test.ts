@@ -76,6 +76,21 @@ async function startWorker(name: string): Promise<Worker> {
   return worker;
 }
 
+/** A config for a process that runs turns on the shared store without serving it, with a fake of its own. */
+async function standaloneConfig(name: string): Promise<{ fake: FakeLLM; config: string }> {
+  const fake = await startFakeLLM();
+  closers.push(() => void fake.close());
+  const config = join(root, `${name}.json`);
+  await writeFile(
+    config,
+    JSON.stringify({
+      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
+      agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
+    }),
+  );
+  return { fake, config };
+}
+
 async function ask(worker: Worker, content: string, session: string): Promise<string> {
   const res = await fetch(`${worker.url}/v1/chat/completions`, {
     method: "POST",
@@ -227,16 +242,7 @@ postgres.describe("events across gateway workers on one PostgreSQL", () => {
   it("a turn run by `nanobot agent` on the same store shows on a gateway's /api/events", { timeout: 240_000 }, async () => {
     const b = await startWorker("b");
     const atB = await follow(b);
-    const cliFake = await startFakeLLM();
-    closers.push(() => void cliFake.close());
-    const config = join(root, "cli.json");
-    await writeFile(
-      config,
-      JSON.stringify({
-        providers: { custom: { apiBase: cliFake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
-        agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
-      }),
-    );
+    const { fake: cliFake, config } = await standaloneConfig("cli");
     cliFake.enqueue({ text: "from the cli" });
     const run = await runNanobot(["agent", "-m", "hello from a terminal", "--session", "cli:desk"], { cwd: root, env: { ...env, NANOBOT_CONFIG: config }, timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);
@@ -250,16 +256,7 @@ postgres.describe("events across gateway workers on one PostgreSQL", () => {
   it("a turn served by `nanobot serve-mcp` on the same store shows on a gateway's /api/events", { timeout: 240_000 }, async () => {
     const b = await startWorker("b");
     const atB = await follow(b);
-    const mcpFake = await startFakeLLM();
-    closers.push(() => void mcpFake.close());
-    const config = join(root, "mcp.json");
-    await writeFile(
-      config,
-      JSON.stringify({
-        providers: { custom: { apiBase: mcpFake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
-        agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
-      }),
-    );
+    const { fake: mcpFake, config } = await standaloneConfig("mcp");
     mcpFake.enqueue({ text: "from an MCP client" });
     const client = new Client({ name: "cluster-events-test", version: "1.0.0" });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [NANOBOT_BIN, "serve-mcp"], cwd: root, env: { PATH: process.env.PATH ?? "", ...env, NANOBOT_CONFIG: config, NO_COLOR: "1" } }));
