@@ -56,19 +56,24 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A gateway worker with the WebSocket channel on its own port, on the shared home and store. */
-async function startWorker(name: string): Promise<Worker> {
-  const fake = await startFakeLLM();
+/** `<name>.json` for a process on the shared home and store, with a fake LLM of its own (the workers close theirs). */
+async function writeConfig(name: string, fake: FakeLLM, extra: Record<string, unknown> = {}): Promise<string> {
   const config = join(root, `${name}.json`);
   await writeFile(
     config,
     JSON.stringify({
       providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
       agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
-      gateway: { heartbeat: { enabled: false } },
-      channels: { websocket: { enabled: true, token: WS_TOKEN } },
+      ...extra,
     }),
   );
+  return config;
+}
+
+/** A gateway worker with the WebSocket channel on its own port, on the shared home and store. */
+async function startWorker(name: string): Promise<Worker> {
+  const fake = await startFakeLLM();
+  const config = await writeConfig(name, fake, { gateway: { heartbeat: { enabled: false } }, channels: { websocket: { enabled: true, token: WS_TOKEN } } });
   const proc = startNanobot(["gateway", "--port", "0"], { cwd: root, env: { ...env, NANOBOT_CONFIG: config } });
   const worker: Worker = { name, fake, proc, url: "" };
   workers.push(worker);
@@ -80,15 +85,7 @@ async function startWorker(name: string): Promise<Worker> {
 async function standaloneConfig(name: string): Promise<{ fake: FakeLLM; config: string }> {
   const fake = await startFakeLLM();
   closers.push(() => void fake.close());
-  const config = join(root, `${name}.json`);
-  await writeFile(
-    config,
-    JSON.stringify({
-      providers: { custom: { apiBase: fake.openaiBaseURL, apiKey: "sk-fake-cluster-0001" } },
-      agents: { defaults: { model: "custom/test-model", workspace: join(root, "ws"), dream: { enabled: false } } },
-    }),
-  );
-  return { fake, config };
+  return { fake, config: await writeConfig(name, fake) };
 }
 
 async function ask(worker: Worker, content: string, session: string): Promise<string> {
