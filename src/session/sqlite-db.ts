@@ -72,17 +72,21 @@ export function backoffDelay(attempt: number, policy: RetryPolicy): number {
 
 /**
  * Runs `fn` in a `BEGIN IMMEDIATE` transaction (the write lock is taken up front, so two
- * writers never deadlock upgrading read locks), retrying the whole transaction on busy.
+ * writers never deadlock upgrading read locks), retrying the whole transaction on busy;
+ * `afterCommit` runs once it committed.
  */
 export async function writeTransaction<T>(
   db: Database.Database,
   fn: () => T,
   policy: RetryPolicy = DEFAULT_RETRY,
   onRetry?: (attempt: number, delayMs: number) => void,
+  afterCommit?: () => void,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return runTransaction(db, "immediate", fn);
+      const result = runTransaction(db, "immediate", fn);
+      afterCommit?.();
+      return result;
     } catch (error) {
       if (!isBusyError(error) || attempt >= policy.retries) throw error;
       const delay = backoffDelay(attempt, policy);

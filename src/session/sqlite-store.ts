@@ -65,6 +65,9 @@ export class SqliteSessionStore implements PortableSessionStore {
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private checkpointer: WalCheckpointer | undefined;
+  /** Wakes the background checkpointer if it went to sleep on an idle database. */
+  private afterCommit: (() => void) | undefined;
+  private readonly onRetry = (attempt: number, delayMs: number): void => this.log.debug("state database busy, retrying", { attempt, delayMs });
   /** Rows parsed by earlier history loads (every turn replays mostly the same ones). */
   private readonly parsed: ParsedMessages;
   /** Where those rows are in their threads, followed through this connection's changes. */
@@ -380,7 +383,11 @@ export class SqliteSessionStore implements PortableSessionStore {
    */
   checkpointInBackground(options: { intervalMs?: number } = {}): WalCheckpointer | undefined {
     if (this.path === ":memory:" || !this.db.open) return undefined;
-    this.checkpointer ??= new WalCheckpointer({ db: this.db, path: this.path, intervalMs: options.intervalMs, logger: this.log });
+    if (!this.checkpointer) {
+      const checkpointer = new WalCheckpointer({ db: this.db, path: this.path, intervalMs: options.intervalMs, logger: this.log });
+      this.checkpointer = checkpointer;
+      this.afterCommit = () => checkpointer.noteCommit();
+    }
     return this.checkpointer;
   }
 
@@ -401,9 +408,7 @@ export class SqliteSessionStore implements PortableSessionStore {
   }
 
   private write<T>(fn: () => T): Promise<T> {
-    return writeTransaction(this.db, fn, this.retry, (attempt, delayMs) =>
-      this.log.debug("state database busy, retrying", { attempt, delayMs }),
-    );
+    return writeTransaction(this.db, fn, this.retry, this.onRetry, this.afterCommit);
   }
 
   private read<T>(fn: () => T): Promise<T> {

@@ -6,8 +6,11 @@
  * during which a server's event loop answers nobody. Here a worker thread with its own
  * connection runs passive checkpoints on a timer instead (they never wait for, nor block, the
  * writer), and the main connection's automatic threshold is raised to a backstop, so the log
- * still cannot grow without bound if the worker is gone. A tick with nothing committed since a
- * checkpoint that folded the whole log does nothing: an idle gateway's threads stay asleep.
+ * still cannot grow without bound if the worker is gone. A tick that finds nothing committed
+ * since a checkpoint that folded the whole log stops the timer: the worker sleeps until the
+ * store's next commit wakes it (`noteCommit`, one message per idle spell), so an idle gateway's
+ * threads stay asleep. The worker counts its checkpoints in shared memory and messages the main
+ * thread only when asked, so a busy gateway's event loop is not woken for them either.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -18,7 +21,12 @@ import type { Logger } from "../core/logger.js";
 export const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 /** The main connection's threshold while the worker runs: only reached if it falls far behind. */
 export const BACKSTOP_AUTOCHECKPOINT_PAGES = 10_000;
-export const DEFAULT_CHECKPOINT_INTERVAL_MS = 500;
+/**
+ * Once a second: at the default gate's most (~60 turns a second, ~13 log pages each) a checkpoint
+ * folds ~800 pages, under SQLite's own 1,000-page threshold. Each checkpoint costs the worker
+ * ~0.4 ms of CPU on this class of machine, and pages rewritten within the second are copied once.
+ */
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 1_000;
 
 export interface WalCheckpointerOptions {
   db: Database.Database;
@@ -44,26 +52,50 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 0");
 const dataVersion = db.prepare("PRAGMA data_version").pluck();
+// [checkpoints run, 1 while the worker sleeps], read and written by both threads without a message.
+const shared = new Int32Array(workerData.shared);
+const COMPLETED = 0;
+const ASLEEP = 1;
 // The commits of other connections seen by the last checkpoint, and whether it folded the whole log.
 let seenVersion = -1;
 let folded = false;
+// A checkpoint asked for that failed busy: the next one answers it.
+let askedPending = false;
 function checkpoint(asked) {
+  asked = asked || askedPending;
+  askedPending = false;
   try {
     const version = dataVersion.get();
-    // Nothing committed since a checkpoint that left nothing behind: an idle server stays asleep,
-    // and so does the thread it would otherwise wake to say so.
-    if (!asked && folded && version === seenVersion) return;
+    // Nothing committed since a checkpoint that left nothing behind: sleep until a commit.
+    if (!asked && folded && version === seenVersion) return sleep();
     const row = db.pragma("wal_checkpoint(PASSIVE)")[0];
     seenVersion = version;
     folded = row.checkpointed === row.log;
-    parentPort.postMessage({ type: "checkpoint", logPages: row.log, checkpointedPages: row.checkpointed });
+    Atomics.add(shared, COMPLETED, 1);
+    if (asked) parentPort.postMessage({ type: "checkpoint", logPages: row.log, checkpointedPages: row.checkpointed });
   } catch (error) {
-    // Another process checkpointing at the same moment answers busy: the next tick catches up.
+    // Another process checkpointing at the same moment answers busy: the next tick catches up,
+    // and answers whoever asked for this one.
+    if (asked) {
+      askedPending = true;
+      timer ??= setInterval(() => checkpoint(false), workerData.intervalMs);
+    }
     if (!String(error && error.code).startsWith("SQLITE_BUSY")) parentPort.postMessage({ type: "error", message: String(error && error.message) });
   }
 }
-const timer = setInterval(() => checkpoint(false), workerData.intervalMs);
+let timer = setInterval(() => checkpoint(false), workerData.intervalMs);
+function sleep() {
+  // Asleep first, then a last look: a commit the look misses saw the flag and sends "wake".
+  Atomics.store(shared, ASLEEP, 1);
+  if (dataVersion.get() !== seenVersion) return void Atomics.store(shared, ASLEEP, 0);
+  clearInterval(timer);
+  timer = undefined;
+}
 parentPort.on("message", (message) => {
+  if (message === "wake") {
+    timer ??= setInterval(() => checkpoint(false), workerData.intervalMs);
+    return;
+  }
   if (message === "checkpoint") return checkpoint(true);
   if (message !== "close") return;
   clearInterval(timer);
@@ -82,8 +114,8 @@ export class WalCheckpointer {
   private readonly waiters: ((report: CheckpointReport) => void)[] = [];
   private closing: Promise<void> | undefined;
   private exited = false;
-  /** Checkpoints the worker has run: asked for, or on its timer after a commit (an idle store's timer runs none). */
-  completed = 0;
+  /** Shared with the worker: [checkpoints run, 1 while it sleeps] (see the worker's source). */
+  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
 
   constructor(options: WalCheckpointerOptions) {
     this.db = options.db;
@@ -91,7 +123,7 @@ export class WalCheckpointer {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { driver, path: options.path, intervalMs: options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS },
+      workerData: { driver, path: options.path, intervalMs: options.intervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS, shared: this.shared.buffer },
       // A few MB of heap is plenty for one connection and a timer.
       resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
     });
@@ -100,7 +132,6 @@ export class WalCheckpointer {
     this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
     this.worker.on("message", (message: { type: string; logPages?: number; checkpointedPages?: number; message?: string }) => {
       if (message.type === "checkpoint") {
-        this.completed++;
         const report = { logPages: message.logPages ?? 0, checkpointedPages: message.checkpointedPages ?? 0 };
         for (const resolve of this.waiters.splice(0)) resolve(report);
       } else if (message.type === "error") {
@@ -115,6 +146,21 @@ export class WalCheckpointer {
       this.exited = true;
       this.restoreAutocheckpoint();
     });
+  }
+
+  /** Checkpoints the worker has run: asked for, or on its timer after a commit (an idle store's timer runs none). */
+  get completed(): number {
+    return Atomics.load(this.shared, 0);
+  }
+
+  /** Whether the worker stopped its timer on an idle database (the next commit wakes it). */
+  get sleeping(): boolean {
+    return Atomics.load(this.shared, 1) === 1;
+  }
+
+  /** After each commit of the store: wakes a worker that went to sleep on an idle database (an atomic read otherwise). */
+  noteCommit(): void {
+    if (Atomics.compareExchange(this.shared, 1, 1, 0) === 1 && !this.exited) this.worker.postMessage("wake");
   }
 
   /** Runs one checkpoint now (tests, and callers that want the log folded in before a copy). */

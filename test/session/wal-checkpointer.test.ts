@@ -62,16 +62,32 @@ describe("WalCheckpointer", () => {
     await store.completeTurn(turn.turnId, runResult([assistantMessage("hello")]));
     await until(() => checkpointer.completed >= 1);
     expect(checkpointer.completed).toBeGreaterThanOrEqual(1);
-    // Ten intervals with no commit: the timer finds the log folded and nothing new, and runs nothing.
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // No commit: the timer finds the log folded and nothing new, runs nothing and stops.
+    await until(() => checkpointer.sleeping);
+    expect(checkpointer.sleeping).toBe(true);
     const idle = checkpointer.completed;
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(checkpointer.completed).toBe(idle);
-    // The next commit is checkpointed on the timer again.
+    // The next commit wakes it, and it is checkpointed on the timer again.
     const next = await store.beginTurn("s", userMessage("again"));
+    expect(checkpointer.sleeping).toBe(false);
     await store.completeTurn(next.turnId, runResult([assistantMessage("hello again")]));
     await until(() => checkpointer.completed > idle);
     expect(checkpointer.completed).toBeGreaterThan(idle);
+    // Another process's commits (the CLI on the same file) wake nothing: a ticking worker sees them.
+    await until(() => checkpointer.sleeping);
+    const asleep = checkpointer.completed;
+    const other = stores.open();
+    expect(other.path).toBe(store.path);
+    await other.appendMessages("s", [userMessage("from the CLI")]);
+    await other.close();
+    expect(checkpointer.sleeping).toBe(true);
+    // The gateway's own next commit wakes the worker, whose checkpoint folds both in.
+    await store.appendMessages("s", [userMessage("from the gateway")]);
+    await until(() => checkpointer.completed > asleep && checkpointer.sleeping);
+    expect(checkpointer.completed).toBeGreaterThan(asleep);
+    const report = await checkpointer.checkpointNow();
+    expect(report.checkpointedPages).toBe(report.logPages);
     await store.close();
     expect(existsSync(`${store.path}-wal`)).toBe(false);
     await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
