@@ -9,6 +9,9 @@
  * is armed, a removed one stops and its running turn is cancelled), and due jobs are taken
  * from the file as it is when they fire, so a removed job can never fire again.
  */
+import { mkdirSync, watch } from "node:fs";
+import type { FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
 import { errorMessage } from "../core/errors.js";
 import { newId } from "../core/ids.js";
 import { silentLogger } from "../core/logger.js";
@@ -33,13 +36,19 @@ export interface CronServiceOptions {
   run: (job: CronJob, signal: AbortSignal) => Promise<CronRunOutcome>;
   clock?: CronClock;
   logger?: Logger;
-  /** How often a started service checks the file for other writers' edits (ms; default 500). */
+  /**
+   * How often a started service checks the file for other writers' edits (ms). Default: every
+   * 5 s as a backstop when the file system reports changes to the file's folder (they are
+   * checked as they come), else every 500 ms.
+   */
   watchIntervalMs?: number;
 }
 
 /** Node timers overflow past ~24.8 days; longer waits re-arm on the way. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const DEFAULT_WATCH_MS = 500;
+/** The poll behind change events: events can be lost (a full queue) or never come (network mounts). */
+const BACKSTOP_WATCH_MS = 5_000;
 /** After a failed read or write of the file (locked too long, broken by hand), try again this soon. */
 const RETRY_MS = 5_000;
 
@@ -61,6 +70,8 @@ export class CronService {
   private readonly logger: Logger;
   /** Real time, not the injected clock: it watches a real file that other processes write. */
   private watcher: ReturnType<typeof setInterval> | undefined;
+  /** Change events for the file's folder, where the file system sends them. */
+  private events: FSWatcher | undefined;
 
   constructor(private readonly options: CronServiceOptions) {
     this.clock = options.clock ?? systemCronClock;
@@ -83,18 +94,13 @@ export class CronService {
       return { changed, result: undefined };
     });
     this.started = true;
-    // A poll that compares the file's text with what we last read or wrote: no event to miss,
-    // however soon after start() or within one mtime tick another writer changes it.
-    if (this.watcher !== undefined) clearInterval(this.watcher);
-    this.watcher = setInterval(() => this.reload(), this.options.watchIntervalMs ?? DEFAULT_WATCH_MS);
-    this.watcher.unref();
+    this.watchFile();
     this.arm();
   }
 
   stop(): void {
     this.started = false;
-    if (this.watcher !== undefined) clearInterval(this.watcher);
-    this.watcher = undefined;
+    this.unwatchFile();
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -213,6 +219,43 @@ export class CronService {
   }
 
   /** Picks up another writer's edits: re-arms for added jobs, cancels removed running ones. */
+  /**
+   * Reloads on the folder's change events, and polls: each check compares the file's signature,
+   * then its text, with what we last read or wrote, so nothing is missed however soon after
+   * start() or within one mtime tick another writer changes it. With events the poll is only a
+   * backstop, so an idle gateway is not woken twice a second for it.
+   */
+  private watchFile(): void {
+    this.unwatchFile();
+    const folder = dirname(this.options.path);
+    const file = basename(this.options.path);
+    try {
+      mkdirSync(folder, { recursive: true });
+      // The folder, not the file: writers replace the file by renaming a new one over it.
+      const events = watch(folder, { persistent: false }, (_event, name) => {
+        if (name === null || name === file) this.reload();
+      });
+      // A watch that fails later (the folder removed) leaves the poll to it.
+      events.on("error", () => {
+        events.close();
+        if (this.events === events) this.events = undefined;
+      });
+      this.events = events;
+    } catch {
+      // No events here (a watch limit reached, no inotify): the poll alone.
+    }
+    const pollMs = this.options.watchIntervalMs ?? (this.events ? BACKSTOP_WATCH_MS : DEFAULT_WATCH_MS);
+    this.watcher = setInterval(() => this.reload(), pollMs);
+    this.watcher.unref();
+  }
+
+  private unwatchFile(): void {
+    if (this.watcher !== undefined) clearInterval(this.watcher);
+    this.watcher = undefined;
+    this.events?.close();
+    this.events = undefined;
+  }
+
   private reload(): void {
     let text: string;
     try {

@@ -120,6 +120,25 @@ describe("several writers on one jobs file", () => {
 });
 
 describe("the file watch", () => {
+  it("the file system's change events bring another writer's job in without the poll", async () => {
+    const clock = new ArmRecordingClock(T0);
+    // A poll far beyond the test (by default it is a 5 s backstop): only an event can bring the edit in.
+    const gateway = service(clock, [], 600_000);
+    gateway.start();
+    service(clock).add(every("soon", 5_000));
+    const start = Date.now();
+    while (!clock.armed.includes(5_000) && Date.now() - start < 4_000) await new Promise((r) => setTimeout(r, 20));
+    expect(clock.armed.at(-1)).toBe(5_000);
+    // A rename over the file (an editor's save) is seen the same way.
+    const edited = readFileSync(path, "utf8").replace('"soon"', '"renamed"');
+    writeFileSync(`${path}.tmp`, edited);
+    renameSync(`${path}.tmp`, path);
+    const renamedAt = Date.now();
+    while (clock.armed.length < 2 && Date.now() - renamedAt < 4_000) await new Promise((r) => setTimeout(r, 20));
+    expect(gateway.list().map((j) => j.name)).toEqual(["renamed"]);
+    expect(clock.armed.length).toBeGreaterThanOrEqual(2);
+  });
+
   it("a same-size edit in place, right after the service wrote the file, is seen", async () => {
     const clock = new ArmRecordingClock(T0);
     const gateway = service(clock, [], 20);
