@@ -335,8 +335,10 @@ export class PgSessionStore implements PortableSessionStore {
     await this.closing(turnId, () => this.write({ turn: turnId }, async (q) => this.patchTurnSession(q, await turns.stopTurn(this.ops(q), turnId, checkpoint), options)));
   }
 
+  /** The closed turn's session shows the activity, with the closing's metadata patch if any (one UPDATE either way). */
   private async patchTurnSession(q: PgQueries, sessionKey: string, options: CloseTurnOptions | undefined): Promise<void> {
     if (options?.metadata) await this.patchMetadata(q, sessionKey, options.metadata);
+    else await q.touchSession(sessionKey);
   }
 
   async recoverDanglingTurns(sessionKey: string): Promise<number> {

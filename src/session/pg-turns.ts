@@ -151,6 +151,7 @@ export async function recoverDanglingTurns(ops: PgTurnOps, sessionKey: string): 
     }
     await closeTurn(ops, turn, "failed", { stopReason: "error", error: "interrupted: the process ended before the turn finished" });
   }
+  if (pending.length > 0) await ops.q.touchSession(sessionKey);
   return pending.length;
 }
 
@@ -195,17 +196,17 @@ async function closeTurn(
 ): Promise<void> {
   const { q } = ops;
   const ended = q.now();
-  const checkpoints = await q.one<{ count: number }>("SELECT count FROM checkpoints WHERE turn_id = $1", [turn.id]);
+  // The turn's checkpoint row goes with it (one round trip); its count stays in the turn's timings.
+  const checkpoints = await q.one<{ count: number }>("DELETE FROM checkpoints WHERE turn_id = $1 RETURNING count", [turn.id]);
   const timings = { durationMs: ended - turn.started_at, checkpoints: checkpoints?.count ?? 0, ...details.extraTimings };
   await q.run(
     "UPDATE turns SET status = $1, stop_reason = $2, ended_at = $3, timings = $4, usage = $5, error = $6 WHERE id = $7",
     [status, details.stopReason, ended, JSON.stringify(timings), details.usage ? JSON.stringify(details.usage) : null, details.error ?? null, turn.id],
   );
-  await q.run("DELETE FROM checkpoints WHERE turn_id = $1", [turn.id]);
-  // The session and its thread show activity once per turn, at its end (a turn in progress is
-  // known by its pending row), as in sqlite-turns.ts: fewer row versions per turn.
+  // The thread shows activity once per turn, at its end (a turn in progress is known by its
+  // pending row), as in sqlite-turns.ts: fewer row versions per turn. The session is touched by
+  // whoever closes the turn: the store, with the closing's metadata patch if any, or recovery.
   await q.touchThread(turn.thread_id);
-  await q.touchSession(turn.session_key);
 }
 
 /**

@@ -138,9 +138,10 @@ export class SqliteSessionStore implements PortableSessionStore {
     this.q.prepare("UPDATE sessions SET metadata = ?, updated_at = ? WHERE key = ?").run(patchedMetadataJson(row.metadata, patch), this.ops.now(), key);
   }
 
-  /** Inside a write transaction: the closing's metadata patch, on the turn's session. */
+  /** Inside a write transaction: the closed turn's session shows the activity, with the closing's metadata patch if any. */
   private patchTurnSession(sessionKey: string, options: CloseTurnOptions | undefined): void {
     if (options?.metadata) this.patchMetadata(sessionKey, options.metadata);
+    else this.q.touchSession(sessionKey);
   }
 
   async deleteSession(key: string): Promise<boolean> {

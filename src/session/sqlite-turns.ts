@@ -181,6 +181,7 @@ export function recoverDanglingTurns(ops: TurnOps, sessionKey: string): number {
     }
     closeTurn(ops, turn, "failed", { stopReason: "error", error: "interrupted: the process ended before the turn finished" });
   }
+  if (pending.length > 0) ops.q.touchSession(sessionKey);
   return pending.length;
 }
 
@@ -270,8 +271,9 @@ function closeTurn(
   details: { stopReason: string; error?: string; usage?: RunResult["usage"]; extraTimings?: Record<string, unknown> },
 ): void {
   const ended = ops.now();
+  // The turn's checkpoint row goes with it; its count stays in the turn's timings.
   const checkpoints = ops.q
-    .prepare<[string], { count: number }>("SELECT count FROM checkpoints WHERE turn_id = ?")
+    .prepare<[string], { count: number }>("DELETE FROM checkpoints WHERE turn_id = ? RETURNING count")
     .get(turn.id);
   const timings = { durationMs: ended - turn.started_at, checkpoints: checkpoints?.count ?? 0, ...details.extraTimings };
   ops.q
@@ -285,9 +287,9 @@ function closeTurn(
       details.error ?? null,
       turn.id,
     );
-  ops.q.prepare("DELETE FROM checkpoints WHERE turn_id = ?").run(turn.id);
-  // The session and its thread show activity once per turn, at its end (a turn in progress is
-  // known by its pending row): touching them when it begins too would write two more pages.
+  // The thread shows activity once per turn, at its end (a turn in progress is known by its
+  // pending row): touching it when the turn begins too would write another page. The session is
+  // touched by whoever closes the turn, in the same transaction: the store, with the closing's
+  // metadata patch when there is one (one UPDATE of the row), or recovery.
   ops.q.touchThread(turn.thread_id);
-  ops.q.touchSession(turn.session_key);
 }

@@ -46,6 +46,25 @@ await describeEachStore("turn lifecycle", (kind) => {
       expect(info).toMatchObject({ status: "completed", stopReason: "completed", usage: { promptTokens: 10, completionTokens: 5 } });
     });
 
+    it("folds the turn's checkpoint row into its closing: the count stays in the turn's timings", async () => {
+      const turn = await store.beginTurn(KEY, userMessage("list files"));
+      const a1 = callingAssistant("", call("c1", "ls", { path: "." }));
+      const r1 = result("c1", "ls", "a.txt");
+      await store.saveCheckpoint(turn.turnId, { phase: "awaiting_tools", iteration: 1, newMessages: [a1], assistant: a1, pendingToolCalls: [call("c1", "ls")] });
+      await store.saveCheckpoint(turn.turnId, { phase: "tools_completed", iteration: 1, newMessages: [a1, r1] });
+      expect((await store.readRecords(KEY))!.checkpoints.map((c) => c.count)).toEqual([2]);
+      await store.completeTurn(turn.turnId, runResult([a1, r1, assistantMessage("One file.")]));
+      const records = (await store.readRecords(KEY))!;
+      expect(records.checkpoints).toEqual([]);
+      const closed = records.turns.find((t) => t.id === turn.turnId)!;
+      expect(JSON.parse(closed.timings!)).toMatchObject({ checkpoints: 2 });
+      // A turn that saved none records 0.
+      const plain = await store.beginTurn(KEY, userMessage("again"));
+      await store.completeTurn(plain.turnId, runResult([assistantMessage("Still one.")]));
+      const plainRow = (await store.readRecords(KEY))!.turns.find((t) => t.id === plain.turnId)!;
+      expect(JSON.parse(plainRow.timings!)).toMatchObject({ checkpoints: 0 });
+    });
+
     it("marks the session and its thread active when the turn ends", async () => {
       await store.completeTurn((await store.beginTurn(KEY, userMessage("first"))).turnId, runResult([assistantMessage("one")]));
       const turn = await store.beginTurn(KEY, userMessage("second"));
@@ -56,6 +75,24 @@ await describeEachStore("turn lifecycle", (kind) => {
       expect(session.updatedAt).toBeGreaterThanOrEqual(beforeClose);
       const threads = await store.listThreads(KEY);
       expect(threads.find((t) => t.current)!.updatedAt).toBeGreaterThanOrEqual(beforeClose);
+    });
+
+    it("marks the session active with the closing's metadata patch, and when a turn fails or stops", async () => {
+      const closes: [string, (turnId: string) => Promise<void>][] = [
+        ["complete", (id) => store.completeTurn(id, runResult([assistantMessage("ok")]), { metadata: { lastModel: "m1" } })],
+        ["fail", (id) => store.failTurn(id, new Error("boom"))],
+        ["stop", (id) => store.stopTurn(id)],
+        ["fail with metadata", (id) => store.failTurn(id, new Error("boom"), { metadata: { lastModel: "m2" } })],
+      ];
+      for (const [how, close] of closes) {
+        const turn = await store.beginTurn(KEY, userMessage(how));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const beforeClose = Date.now();
+        await close(turn.turnId);
+        const session = (await store.listSessions()).find((s) => s.key === KEY)!;
+        expect(session.updatedAt, how).toBeGreaterThanOrEqual(beforeClose);
+      }
+      expect(await store.sessionMetadata(KEY)).toMatchObject({ lastModel: "m2" });
     });
 
     it("refuses to close a turn twice", async () => {
