@@ -140,12 +140,12 @@ export interface Sample {
  * (building and sending the request, reading the answer, and any wait for the event loop when
  * it arrives); `outside` the gateway's clock (HTTP on both ends, the client's own event loop).
  */
-export function splitAdded(latencyMs: number, header: string | null): Pick<Sample, "insideMs" | "modelBeyondMs" | "outsideMs"> {
+export function splitAdded(latencyMs: number, header: string | null, modelDelayMs = LLM_DELAY_MS): Pick<Sample, "insideMs" | "modelBeyondMs" | "outsideMs"> {
   const dur = (name: string) => Number(new RegExp(`(?:^|, )${name};dur=([\\d.]+)`).exec(header ?? "")?.[1]);
   const calls = Number(/(?:^|, )model;dur=[\d.]+;desc="(\d+) call/.exec(header ?? "")?.[1]);
   const [gate, model, total] = [dur("gate"), dur("model"), dur("total")];
   if (![gate, model, total, calls].every(Number.isFinite)) throw new Error(`the gateway sent no usable Server-Timing header: ${String(header)}`);
-  return { insideMs: total - gate - model, modelBeyondMs: model - LLM_DELAY_MS * calls, outsideMs: latencyMs - total };
+  return { insideMs: total - gate - model, modelBeyondMs: model - modelDelayMs * calls, outsideMs: latencyMs - total };
 }
 
 /** Event-loop busy time and GC pauses per measured request, from two scrapes of `/metrics`. */
@@ -182,12 +182,12 @@ function runtimeShare(before: Map<string, number>, after: Map<string, number>, r
   };
 }
 
-/** `gate;dur=…` and `model;dur=…;desc="N calls"` of a Server-Timing header. */
-export function gatewayShare(latencyMs: number, header: string | null): number {
+/** `gate;dur=…` and `model;dur=…;desc="N calls"` of a Server-Timing header; `modelDelayMs`: the fake's delay per call. */
+export function gatewayShare(latencyMs: number, header: string | null, modelDelayMs = LLM_DELAY_MS): number {
   const gate = Number(/(?:^|, )gate;dur=([\d.]+)/.exec(header ?? "")?.[1]);
   const calls = Number(/(?:^|, )model;dur=[\d.]+;desc="(\d+) call/.exec(header ?? "")?.[1]);
   if (!Number.isFinite(gate) || !Number.isFinite(calls)) throw new Error(`the gateway sent no usable Server-Timing header: ${String(header)}`);
-  return latencyMs - gate - LLM_DELAY_MS * calls;
+  return latencyMs - gate - modelDelayMs * calls;
 }
 
 export interface LoadResult {
@@ -230,7 +230,7 @@ function post(url: string, body: string): Promise<Answer> {
  * in its own session. With several base URLs (workers), client c talks to worker c mod N, as a
  * load balancer with session affinity would spread them.
  */
-export async function load(baseURLs: string | readonly string[], clients: number, perClient: number, tag: string, unmeasured = 1): Promise<LoadResult> {
+export async function load(baseURLs: string | readonly string[], clients: number, perClient: number, tag: string, unmeasured = 1, modelDelayMs = LLM_DELAY_MS): Promise<LoadResult> {
   const urls = typeof baseURLs === "string" ? [baseURLs] : baseURLs;
   const samples: Sample[] = [];
   let failures = 0;
@@ -252,7 +252,7 @@ export async function load(baseURLs: string | readonly string[], clients: number
           if (ok) answered++;
           if (!measured) continue;
           if (!ok) failures++;
-          else samples.push({ latencyMs: end - start, gatewayMs: gatewayShare(end - start, res.serverTiming), ...splitAdded(end - start, res.serverTiming) });
+          else samples.push({ latencyMs: end - start, gatewayMs: gatewayShare(end - start, res.serverTiming, modelDelayMs), ...splitAdded(end - start, res.serverTiming, modelDelayMs) });
         } catch {
           failures++;
         }

@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/profile-gateway.ts [--clients=50] [--requests=20] [--out=bench/profiles/gateway-50]
  *   npx tsx bench/profile-gateway.ts --no-profile --ab=/tmp/base [--rounds=3] [--clients=1,50]
+ *   npx tsx bench/profile-gateway.ts --no-profile --llm-delay=0,5,20,50 [--floor] [--clients=1] [--requests=150]
  *
  * Profile mode: the gateway runs with `support/profile-on-signal.mjs` preloaded, and the V8
  * sampling profiler runs around the measured requests only (start-up and warm-up left out);
@@ -12,6 +13,9 @@
  * `--ab=DIR`: A/B of two builds, interleaved round by round (DIR holds `bin/` and `dist/` of
  * the other build, `node_modules` linked): the gateway's CPU per request (its own process
  * CPU, /proc), p50/p99 added latency (`Server-Timing`, as the gateway bench), and the medians.
+ * `--llm-delay=D1,D2,…`: one warmed process per round measures the same load with the fake
+ * answering after each delay in turn (the order reversed every other round), so the cost of the
+ * same work after the process slept D ms shows; `--floor` measures the minimal relay instead.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -19,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Profiler } from "node:inspector";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { LLM_DELAY_MS, WARMUP_REQUESTS, load, warmUp } from "./gateway-bench.js";
+import { LLM_DELAY_MS, VARIANTS, WARMUP_REQUESTS, load, warmUp } from "./gateway-bench.js";
 import { mainThreadCpuMs } from "./support/proc-cpu.js";
 import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import type { FakeLLM } from "./support/processes.js";
@@ -34,6 +38,10 @@ const profile = !process.argv.includes("--no-profile");
 const heap = process.argv.includes("--heap");
 const other = process.argv.some((a) => a.startsWith("--ab=")) ? resolve(arg("ab", "")) : null;
 const rounds = Number(arg("rounds", other ? "3" : "1"));
+const delays = arg("llm-delay", String(LLM_DELAY_MS)).split(",").map(Number);
+const floor = process.argv.includes("--floor");
+if (profile && delays.length > 1) throw new Error("--llm-delay with several delays measures CPU only: add --no-profile");
+if (floor && (profile || other)) throw new Error("--floor measures the minimal relay: add --no-profile, without --ab");
 const PRELOAD = join(REPO_DIR, "bench/support/profile-on-signal.mjs");
 
 interface Measured {
@@ -60,36 +68,52 @@ function stderrLine(child: ChildProcess, line: string): Promise<void> {
   });
 }
 
-async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, fake: FakeLLM, clients: number, tag: string): Promise<Measured> {
+/** One warmed process measured at each of `delays` in turn (the fake's answer delay); one result per delay. */
+async function measure(root: string, env: NodeJS.ProcessEnv, dir: string, fake: FakeLLM, clients: number, tag: string, delays: readonly number[]): Promise<Measured[]> {
   const profileOut = join(dir, `${tag}.profile`);
   const args = [...(profile ? ["--import", PRELOAD] : []), join(root, "bin/nanobot.js"), "gateway", "--port", "0"];
-  const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, NANOBOT_PROFILE_OUT: profileOut, ...(heap ? { NANOBOT_PROFILE_KIND: "heap" } : {}) }, stdio: ["ignore", "pipe", "pipe"] });
+  const fullEnv = { ...env, NANOBOT_PROFILE_OUT: profileOut, ...(heap ? { NANOBOT_PROFILE_KIND: "heap" } : {}) };
+  const child = floor ? VARIANTS.find((v) => v.name.startsWith("floor"))!.start(fullEnv, dir) : spawn(process.execPath, args, { cwd: dir, env: fullEnv, stdio: ["ignore", "pipe", "pipe"] });
   try {
     const baseURL = `http://127.0.0.1:${await waitForPort(child, "gateway")}`;
     await warmUp(baseURL, child.pid!, fake, tag);
-    if (profile) {
-      const started = stderrLine(child, "profile: started");
-      child.kill("SIGUSR2");
-      await started;
+    const out: Measured[] = [];
+    for (const delay of delays) {
+      await fake.reset(delay);
+      try {
+        out.push(await measureLoad(child, baseURL, clients, `${tag}-d${delay}`, delay, profileOut));
+      } finally {
+        await fake.reset(LLM_DELAY_MS);
+      }
     }
-    const cpu0 = cpuMsOf(child.pid!);
-    const main0 = mainThreadCpuMs(child.pid!);
-    const result = await load(baseURL, clients, perClient, tag);
-    const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, result.answered);
-    const mainThreadMsPerRequest = (mainThreadCpuMs(child.pid!) - main0) / Math.max(1, result.answered);
-    if (result.failures > 0) throw new Error(`${result.failures} requests failed`);
-    let p: Measured["profile"];
-    if (profile) {
-      const written = stderrLine(child, "profile: written");
-      child.kill("SIGUSR2");
-      await written;
-      p = JSON.parse(readFileSync(profileOut, "utf8")) as Measured["profile"];
-    }
-    const added = result.samples.map((s) => s.gatewayMs);
-    return { cpuMsPerRequest, mainThreadMsPerRequest, p50AddedMs: percentile(added, 50), p99AddedMs: percentile(added, 99), ...(p ? { profile: p } : {}) };
+    return out;
   } finally {
     await stopChild(child);
   }
+}
+
+/** The measured load on a warmed process, the fake answering after `delay` ms. */
+async function measureLoad(child: ChildProcess, baseURL: string, clients: number, tag: string, delay: number, profileOut: string): Promise<Measured> {
+  if (profile) {
+    const started = stderrLine(child, "profile: started");
+    child.kill("SIGUSR2");
+    await started;
+  }
+  const cpu0 = cpuMsOf(child.pid!);
+  const main0 = mainThreadCpuMs(child.pid!);
+  const result = await load(baseURL, clients, perClient, tag, 1, delay);
+  const cpuMsPerRequest = (cpuMsOf(child.pid!) - cpu0) / Math.max(1, result.answered);
+  const mainThreadMsPerRequest = (mainThreadCpuMs(child.pid!) - main0) / Math.max(1, result.answered);
+  if (result.failures > 0) throw new Error(`${result.failures} requests failed`);
+  let p: Measured["profile"];
+  if (profile) {
+    const written = stderrLine(child, "profile: written");
+    child.kill("SIGUSR2");
+    await written;
+    p = JSON.parse(readFileSync(profileOut, "utf8")) as Measured["profile"];
+  }
+  const added = result.samples.map((s) => s.gatewayMs);
+  return { cpuMsPerRequest, mainThreadMsPerRequest, p50AddedMs: percentile(added, 50), p99AddedMs: percentile(added, 99), ...(p ? { profile: p } : {}) };
 }
 
 function writeProfile(out: string, clients: number, m: Measured, requests: number): void {
@@ -146,13 +170,16 @@ async function main(): Promise<void> {
       for (const clients of clientCounts) {
         for (const build of round % 2 === 0 ? builds : [...builds].reverse()) {
           const env = { ...process.env, HOME: dir, NANOBOT_HOME: join(dir, `home-${n++}`), NANOBOT_CONFIG: configPath, NO_COLOR: "1" };
-          const m = await measure(build.root, env, dir, fake, clients, `${build.name}-${clients}-${round}`);
-          const key = `${build.name} @ ${clients}`;
-          results.set(key, [...(results.get(key) ?? []), m]);
-          process.stdout.write(
-            `round ${round + 1} ${key} clients: CPU ${m.cpuMsPerRequest.toFixed(2)} ms/req (main thread ${m.mainThreadMsPerRequest.toFixed(2)}), added p50 ${m.p50AddedMs.toFixed(1)} p99 ${m.p99AddedMs.toFixed(1)} ms (load ${loadAverage()})\n`,
-          );
-          if (m.profile) writeProfile(arg("out", join("bench", "profiles", `gateway-${clients}${heap ? "-heap" : ""}`)), clients, m, clients * (perClient + 1));
+          const order = round % 2 === 0 ? delays : [...delays].reverse();
+          const measured = await measure(build.root, env, dir, fake, clients, `${build.name}-${clients}-${round}`, order);
+          for (const [i, m] of measured.entries()) {
+            const key = `${floor ? "floor" : build.name} @ ${clients}${delays.length > 1 || delays[0] !== LLM_DELAY_MS ? ` (model ${order[i]} ms)` : ""}`;
+            results.set(key, [...(results.get(key) ?? []), m]);
+            process.stdout.write(
+              `round ${round + 1} ${key} clients: CPU ${m.cpuMsPerRequest.toFixed(2)} ms/req (main thread ${m.mainThreadMsPerRequest.toFixed(2)}), added p50 ${m.p50AddedMs.toFixed(1)} p99 ${m.p99AddedMs.toFixed(1)} ms (load ${loadAverage()})\n`,
+            );
+            if (m.profile) writeProfile(arg("out", join("bench", "profiles", `gateway-${clients}${heap ? "-heap" : ""}`)), clients, m, clients * (perClient + 1));
+          }
         }
       }
     }
