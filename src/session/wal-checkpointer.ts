@@ -98,8 +98,9 @@ parentPort.on("message", (message) => {
   }
   if (message === "checkpoint") return checkpoint(true);
   if (message !== "close") return;
-  clearInterval(timer);
   checkpoint(true);
+  // After the last checkpoint: one that found the database busy re-arms the timer for a retry.
+  clearInterval(timer);
   db.close();
   parentPort.postMessage({ type: "closed" });
   parentPort.close();
