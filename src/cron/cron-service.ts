@@ -218,7 +218,6 @@ export class CronService {
     }
   }
 
-  /** Picks up another writer's edits: re-arms for added jobs, cancels removed running ones. */
   /**
    * Reloads on the folder's change events, and polls: each check compares the file's signature,
    * then its text, with what we last read or wrote, so nothing is missed however soon after
@@ -256,6 +255,7 @@ export class CronService {
     this.events = undefined;
   }
 
+  /** Picks up another writer's edits: re-arms for added jobs, cancels removed running ones. */
   private reload(): void {
     let text: string;
     try {

@@ -65,8 +65,8 @@ export class SqliteSessionStore implements PortableSessionStore {
   private readonly retry: RetryPolicy;
   private readonly log: Logger;
   private checkpointer: WalCheckpointer | undefined;
-  /** Wakes the background checkpointer if it went to sleep on an idle database. */
-  private afterCommit: (() => void) | undefined;
+  /** Wakes the background checkpointer, if there is one, when it went to sleep on an idle database. */
+  private readonly afterCommit = (): void => this.checkpointer?.noteCommit();
   private readonly onRetry = (attempt: number, delayMs: number): void => this.log.debug("state database busy, retrying", { attempt, delayMs });
   /** Rows parsed by earlier history loads (every turn replays mostly the same ones). */
   private readonly parsed: ParsedMessages;
@@ -384,11 +384,7 @@ export class SqliteSessionStore implements PortableSessionStore {
    */
   checkpointInBackground(options: { intervalMs?: number } = {}): WalCheckpointer | undefined {
     if (this.path === ":memory:" || !this.db.open) return undefined;
-    if (!this.checkpointer) {
-      const checkpointer = new WalCheckpointer({ db: this.db, path: this.path, intervalMs: options.intervalMs, logger: this.log });
-      this.checkpointer = checkpointer;
-      this.afterCommit = () => checkpointer.noteCommit();
-    }
+    this.checkpointer ??= new WalCheckpointer({ db: this.db, path: this.path, intervalMs: options.intervalMs, logger: this.log });
     return this.checkpointer;
   }
 

@@ -41,6 +41,10 @@ export interface CheckpointReport {
   checkpointedPages: number;
 }
 
+/** Slots of the Int32Array the main thread and the worker share. */
+const COMPLETED = 0;
+const ASLEEP = 1;
+
 /*
  * The worker's whole program, evaluated as CommonJS: a file of its own would need a separate
  * build entry and would not load from the TypeScript sources under test. It gets the driver's
@@ -54,8 +58,8 @@ db.pragma("busy_timeout = 0");
 const dataVersion = db.prepare("PRAGMA data_version").pluck();
 // [checkpoints run, 1 while the worker sleeps], read and written by both threads without a message.
 const shared = new Int32Array(workerData.shared);
-const COMPLETED = 0;
-const ASLEEP = 1;
+const COMPLETED = ${COMPLETED};
+const ASLEEP = ${ASLEEP};
 // The commits of other connections seen by the last checkpoint, and whether it folded the whole log.
 let seenVersion = -1;
 let folded = false;
@@ -78,12 +82,16 @@ function checkpoint(asked) {
     // and answers whoever asked for this one.
     if (asked) {
       askedPending = true;
-      timer ??= setInterval(() => checkpoint(false), workerData.intervalMs);
+      arm();
     }
     if (!String(error && error.code).startsWith("SQLITE_BUSY")) parentPort.postMessage({ type: "error", message: String(error && error.message) });
   }
 }
-let timer = setInterval(() => checkpoint(false), workerData.intervalMs);
+let timer;
+function arm() {
+  timer ??= setInterval(() => checkpoint(false), workerData.intervalMs);
+}
+arm();
 function sleep() {
   // Asleep first, then a last look: a commit the look misses saw the flag and sends "wake".
   Atomics.store(shared, ASLEEP, 1);
@@ -92,10 +100,7 @@ function sleep() {
   timer = undefined;
 }
 parentPort.on("message", (message) => {
-  if (message === "wake") {
-    timer ??= setInterval(() => checkpoint(false), workerData.intervalMs);
-    return;
-  }
+  if (message === "wake") return arm();
   if (message === "checkpoint") return checkpoint(true);
   if (message !== "close") return;
   checkpoint(true);
@@ -115,7 +120,7 @@ export class WalCheckpointer {
   private readonly waiters: ((report: CheckpointReport) => void)[] = [];
   private closing: Promise<void> | undefined;
   private exited = false;
-  /** Shared with the worker: [checkpoints run, 1 while it sleeps] (see the worker's source). */
+  /** Shared with the worker: [COMPLETED] checkpoints run, [ASLEEP] 1 while its timer is stopped. */
   private readonly shared = new Int32Array(new SharedArrayBuffer(8));
 
   constructor(options: WalCheckpointerOptions) {
@@ -151,17 +156,17 @@ export class WalCheckpointer {
 
   /** Checkpoints the worker has run: asked for, or on its timer after a commit (an idle store's timer runs none). */
   get completed(): number {
-    return Atomics.load(this.shared, 0);
+    return Atomics.load(this.shared, COMPLETED);
   }
 
   /** Whether the worker stopped its timer on an idle database (the next commit wakes it). */
   get sleeping(): boolean {
-    return Atomics.load(this.shared, 1) === 1;
+    return Atomics.load(this.shared, ASLEEP) === 1;
   }
 
   /** After each commit of the store: wakes a worker that went to sleep on an idle database (an atomic read otherwise). */
   noteCommit(): void {
-    if (Atomics.compareExchange(this.shared, 1, 1, 0) === 1 && !this.exited) this.worker.postMessage("wake");
+    if (Atomics.compareExchange(this.shared, ASLEEP, 1, 0) === 1 && !this.exited) this.worker.postMessage("wake");
   }
 
   /** Runs one checkpoint now (tests, and callers that want the log folded in before a copy). */
