@@ -113,11 +113,14 @@ parentPort.on("message", (message) => {
 parentPort.postMessage({ type: "ready" });
 `;
 
+const stoppedError = (): Error => new Error("the WAL checkpointer has stopped");
+
 export class WalCheckpointer {
   private readonly worker: Worker;
   private readonly db: Database.Database;
   private readonly logger: Logger;
-  private readonly waiters: ((report: CheckpointReport) => void)[] = [];
+  /** Asked-for checkpoints not answered yet: settled by the next report, rejected if the worker ends first. */
+  private readonly waiters: { resolve: (report: CheckpointReport) => void; reject: (error: Error) => void }[] = [];
   private closing: Promise<void> | undefined;
   private exited = false;
   /** Shared with the worker: [COMPLETED] checkpoints run, [ASLEEP] 1 while its timer is stopped. */
@@ -139,7 +142,7 @@ export class WalCheckpointer {
     this.worker.on("message", (message: { type: string; logPages?: number; checkpointedPages?: number; message?: string }) => {
       if (message.type === "checkpoint") {
         const report = { logPages: message.logPages ?? 0, checkpointedPages: message.checkpointedPages ?? 0 };
-        for (const resolve of this.waiters.splice(0)) resolve(report);
+        for (const waiter of this.waiters.splice(0)) waiter.resolve(report);
       } else if (message.type === "error") {
         this.logger.warn("background WAL checkpoint failed", { error: message.message });
       }
@@ -151,6 +154,8 @@ export class WalCheckpointer {
     this.worker.on("exit", () => {
       this.exited = true;
       this.restoreAutocheckpoint();
+      // A worker that died (or was closed) with a checkpoint still asked for never reports it.
+      for (const waiter of this.waiters.splice(0)) waiter.reject(stoppedError());
     });
   }
 
@@ -171,9 +176,9 @@ export class WalCheckpointer {
 
   /** Runs one checkpoint now (tests, and callers that want the log folded in before a copy). */
   checkpointNow(): Promise<CheckpointReport> {
-    if (this.exited) return Promise.reject(new Error("the WAL checkpointer has stopped"));
-    return new Promise((resolve) => {
-      this.waiters.push(resolve);
+    if (this.exited) return Promise.reject(stoppedError());
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
       this.worker.postMessage("checkpoint");
     });
   }

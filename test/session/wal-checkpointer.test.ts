@@ -3,9 +3,13 @@
  * database themselves, a worker thread does it, and closing leaves a clean database file.
  */
 import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { SqliteSessionStore } from "../../src/session/index.js";
+import { WalCheckpointer } from "../../src/session/wal-checkpointer.js";
+import { createLogger } from "../../src/core/logger.js";
 import { runResult, tempStores } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
@@ -91,5 +95,18 @@ describe("WalCheckpointer", () => {
     await store.close();
     expect(existsSync(`${store.path}-wal`)).toBe(false);
     await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
+  });
+
+  it("a checkpoint asked for when the worker ends without answering is refused, not left pending", async () => {
+    // The worker cannot open a database that is not there: it ends before it reads any message.
+    const db = new Database(":memory:");
+    const checkpointer = new WalCheckpointer({ db, path: join(stores.dir, "missing", "state.db"), logger: createLogger({ level: "error" }) });
+    try {
+      await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
+      await expect(checkpointer.checkpointNow()).rejects.toThrow(/stopped/);
+      await checkpointer.close();
+    } finally {
+      db.close();
+    }
   });
 });
