@@ -4,8 +4,10 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** Random bytes fetched 4 KiB at a time: a turn makes dozens of ids, one syscall each otherwise. */
 const POOL_SIZE = 4096;
-let pool = randomBytes(POOL_SIZE);
-let poolOffset = 0;
+// Empty at first, so the first id fills the pool through the same call as every later refill:
+// optimised code then has seen that call, instead of deoptimising the first time it runs.
+let pool = Buffer.alloc(0);
+let poolOffset = POOL_SIZE;
 
 /** `length` random characters of [0-9a-z], from the pool (not for secrets: ids only). */
 export function randomSuffix(length: number): string {

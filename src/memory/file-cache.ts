@@ -15,9 +15,18 @@ interface Entry {
 const MAX_ENTRIES = 512;
 const cache = new Map<string, Entry>();
 
-/** The file's UTF-8 text; throws like `readFileSync` when it is missing or unreadable. */
-export function readTextCached(path: string): string {
-  const stat = statSync(path);
+/**
+ * The file's UTF-8 text, or undefined when there is no file at `path`. A missing file costs a
+ * stat and nothing more: no error is built for it (an optional bootstrap file or memory file is
+ * missing on every turn of a workspace without one). Throws like `readFileSync` for the rest
+ * (unreadable, a folder).
+ */
+export function readTextIfPresent(path: string): string | undefined {
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (stat === undefined) {
+    cache.delete(path);
+    return undefined;
+  }
   const hit = cache.get(path);
   if (hit && hit.mtimeMs === stat.mtimeMs && hit.size === stat.size) return hit.text;
   const text = readFileSync(path, "utf8");

@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readTextCached } from "./file-cache.js";
+import { readTextIfPresent } from "./file-cache.js";
 import { parseFrontMatter } from "./front-matter.js";
 
 export interface Skill {
@@ -54,7 +54,10 @@ export function loadSkills(options: LoadSkillsOptions): Skill[] {
 const listings = new Map<string, { mtimeMs: number; names: string[] }>();
 
 function skillFolders(dir: string): string[] {
-  const mtimeMs = statSync(dir).mtimeMs;
+  // A workspace without a skills folder is common: no error is built for it on every turn.
+  const stat = statSync(dir, { throwIfNoEntry: false });
+  if (stat === undefined) return [];
+  const mtimeMs = stat.mtimeMs;
   const hit = listings.get(dir);
   if (hit && hit.mtimeMs === mtimeMs) return hit.names;
   const names = readdirSync(dir, { withFileTypes: true })
@@ -78,9 +81,10 @@ function readSkillFiles(dir: string): SkillFiles {
   for (const name of names) {
     const path = join(dir, name, "SKILL.md");
     try {
-      out.push([name, path, readTextCached(path)]);
+      const text = readTextIfPresent(path);
+      if (text !== undefined) out.push([name, path, text]);
     } catch {
-      // A folder without a readable SKILL.md is not a skill.
+      // A folder whose SKILL.md cannot be read is not a skill.
     }
   }
   return out;

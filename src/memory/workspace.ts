@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { readTextCached } from "./file-cache.js";
+import { readTextIfPresent } from "./file-cache.js";
 import { BOOTSTRAP_FILES, WORKSPACE_TEMPLATES, isTemplate } from "./templates.js";
 
 export const MEMORY_FILE = "memory/MEMORY.md";
@@ -29,7 +29,7 @@ export function ensureWorkspace(workspace: string): string[] {
 /** A workspace file's text, or undefined when missing or unreadable. */
 export function readWorkspaceFile(workspace: string, relativePath: string): string | undefined {
   try {
-    return readTextCached(join(workspace, relativePath));
+    return readTextIfPresent(join(workspace, relativePath));
   } catch {
     return undefined;
   }

@@ -55,6 +55,25 @@ describe("ContextBuilder", () => {
     expect(system).not.toContain("Someone else's chat");
   });
 
+  it("follows the workspace between turns: a file or skill created, edited or deleted shows in the next prompt", async () => {
+    // No ensureWorkspace: nothing exists yet, as in a workspace the user laid out by hand.
+    await mkdir(workspace, { recursive: true });
+    const prompt = (): string => builder().build({ instructions: "x", sessionKey: "cli:x", userText: "hi" }).system;
+    expect(prompt()).not.toContain("USER.md");
+    await writeFile(join(workspace, "USER.md"), "# User\n\nName: Ada\n");
+    expect(prompt()).toContain("Name: Ada");
+    await writeFile(join(workspace, "USER.md"), "# User\n\nName: Grace, who goes by G\n");
+    expect(prompt()).toContain("Name: Grace, who goes by G");
+    await rm(join(workspace, "USER.md"));
+    expect(prompt()).not.toContain("USER.md");
+    expect(prompt()).not.toContain("Grace");
+    await mkdir(join(workspace, "skills", "trains"), { recursive: true });
+    await writeFile(join(workspace, "skills", "trains", "SKILL.md"), "---\ndescription: Look up train times\n---\n\nAsk the timetable.\n");
+    expect(prompt()).toContain("Look up train times");
+    await rm(join(workspace, "skills"), { recursive: true });
+    expect(prompt()).not.toContain("Look up train times");
+  });
+
   it("injects a skill named with $name in the message", () => {
     ensureWorkspace(workspace);
     const built = builder().build({ instructions: "x", sessionKey: "cli:x", userText: "use $notes please" });
