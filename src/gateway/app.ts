@@ -82,7 +82,13 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const channels = deps.channels;
   if (channels) app.route("/api", channelRoutes(channels));
   const load = deps.processor.load?.bind(deps.processor);
-  const metrics = createGatewayMetrics({ observers, turns, observeStore: deps.observeStore, ...(load ? { load } : {}) });
+  const metrics = createGatewayMetrics({
+    observers,
+    turns,
+    observeStore: deps.observeStore,
+    ...(load ? { load } : {}),
+    ...(deps.walCheckpointer ? { walCheckpointer: deps.walCheckpointer } : {}),
+  });
   app.get("/metrics", (c) => c.body(metrics.registry.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }));
   const mcp = deps.mcpHandler;
   if (mcp) app.all("/mcp", (c) => mcp(c.req.raw));

@@ -45,7 +45,7 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   const { logger } = runtime;
   // A server commits all day: the WAL is folded into the database by a worker, not by a request.
   const store = runtime.store();
-  if (store instanceof SqliteSessionStore) store.checkpointInBackground();
+  const walCheckpointer = store instanceof SqliteSessionStore ? store.checkpointInBackground() : undefined;
   const bus = new InProcessBus();
   bus.onError((e) => logger.error(`bus: ${e.type}`, { channel: e.channel, error: errorMessage(e.error) }));
   const loop = new AgentLoop({ runtime, bus, onRestart: options.onRestart });
@@ -66,7 +66,14 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
   // The channels start after the server (WebSocket shares it); until then the list reads the config.
   const started: { manager?: ChannelManager } = {};
   const list = (): ChannelListEntry[] => started.manager?.list() ?? configuredChannels(runtime.config.channels).map((c) => ({ ...c, connected: false }));
-  const gateway = await startRuntimeGateway(runtime, { host: options.host, port: options.port, processor: loop, channels: list, ...(relay ? { relay } : {}) });
+  const gateway = await startRuntimeGateway(runtime, {
+    host: options.host,
+    port: options.port,
+    processor: loop,
+    channels: list,
+    ...(relay ? { relay } : {}),
+    ...(walCheckpointer ? { walCheckpointer } : {}),
+  });
   const claimDelivery = (store as SessionStore).claimDelivery?.bind(store);
   const channels = new ChannelManager({
     bus,

@@ -8,6 +8,7 @@ import type { TurnObservers } from "../agent/turn-observers.js";
 import type { TurnLoad } from "../agent/turn-processor.js";
 import type { StoreCallListener } from "../session/timed-store.js";
 import type { ActiveTurns } from "./active-turns.js";
+import type { WalCheckpointState } from "./types.js";
 import { MetricsRegistry } from "./metrics.js";
 import { registerProcessMetrics } from "./process-metrics.js";
 
@@ -18,6 +19,8 @@ export interface GatewayMetricsSources {
   load?: () => TurnLoad;
   /** Subscribes to the store's call timings; returns the unsubscribe. */
   observeStore?: (listener: StoreCallListener) => () => void;
+  /** The SQLite store's background WAL checkpointer. */
+  walCheckpointer?: WalCheckpointState;
 }
 
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -40,6 +43,11 @@ export function createGatewayMetrics(sources: GatewayMetricsSources): { registry
   const load = sources.load;
   registry.gauge("nanobot_active_sessions", "Sessions with a turn running (or queued) now.", () => (load ? load().activeSessions : sources.turns.sessionCount));
   registry.gauge("nanobot_turn_queue_depth", "Turns waiting behind their session's turn, for admission or for a model slot.", () => load?.().queued ?? 0);
+  const wal = sources.walCheckpointer;
+  if (wal) {
+    registry.counterOf("nanobot_wal_checkpoints_total", "WAL checkpoints run by the SQLite store's background checkpointer (after commits; none while the database is idle).", () => wal.completed);
+    registry.gauge("nanobot_wal_checkpointer_idle", "1 while the background WAL checkpointer sleeps because nothing was committed (the next commit wakes it).", () => (wal.sleeping ? 1 : 0));
+  }
 
   const unsubscribe: Array<() => void> = [registerProcessMetrics(registry)];
   if (sources.observers) {

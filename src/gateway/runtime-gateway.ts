@@ -21,7 +21,7 @@ import type { TracingHandle } from "../core/tracing/setup.js";
 import type { GatewayApp } from "./app.js";
 import { startGatewayServer } from "./server.js";
 import type { GatewayServer } from "./server.js";
-import type { GatewayDeps } from "./types.js";
+import type { GatewayDeps, WalCheckpointState } from "./types.js";
 import type { ChannelListEntry } from "../channels/channel-manager.js";
 import { McpWebLogins } from "../mcp/oauth/web-logins.js";
 import { needsLoginMessage } from "../mcp/oauth/needs-login.js";
@@ -40,6 +40,8 @@ export interface RuntimeGatewayOptions {
   channels?: () => ChannelListEntry[];
   /** Events of the other workers sharing a PostgreSQL store (the assistant gateway's relay). */
   relay?: ClusterRelay;
+  /** The SQLite store's background WAL checkpointer, for `/metrics` (the assistant gateway's). */
+  walCheckpointer?: WalCheckpointState;
 }
 
 export interface RunningGateway {
@@ -107,6 +109,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     log: (level, msg, data) => runtime.logger[level](msg, data),
     ...(options.channels ? { channels: options.channels } : {}),
     ...(options.relay ? { relay: options.relay } : {}),
+    ...(options.walCheckpointer ? { walCheckpointer: options.walCheckpointer } : {}),
     ...(Object.keys(config.mcpServers).length > 0 ? { mcpLogins: webLoginsFor(runtime) } : {}),
   };
 }

@@ -47,11 +47,21 @@ export interface GatewayDeps {
   mcpHandler?: (request: Request) => Promise<Response>;
   /** The store's call timings for `/metrics` (the Runtime's `observeStore`). */
   observeStore?: (listener: StoreCallListener) => () => void;
+  /** The SQLite store's background WAL checkpointer, read by `/metrics` (the assistant gateway starts it). */
+  walCheckpointer?: WalCheckpointState;
   log?: GatewayLog;
   /** OAuth logins to remote MCP servers from the web UI (`/api/mcp/...`); absent without MCP servers. */
   mcpLogins?: McpWebLogins;
   /** The chat channels and their connections (`GET /api/channels`); absent when the gateway runs none. */
   channels?: () => ChannelListEntry[];
+}
+
+/** What `/metrics` reads of the background WAL checkpointer (see session/wal-checkpointer.ts). */
+export interface WalCheckpointState {
+  /** Checkpoints it has run. */
+  readonly completed: number;
+  /** Whether it stopped its timer because nothing was committed (the next commit wakes it). */
+  readonly sleeping: boolean;
 }
 
 export const DEFAULT_AGENT = "nanobot";

@@ -112,4 +112,34 @@ describe("the assembled assistant gateway", () => {
     });
     expect(status).toBe(401);
   });
+
+  it("shows the SQLite store's background WAL checkpointer on /metrics: it checkpoints after turns, sleeps while idle, and a turn wakes it", async () => {
+    const url = assistant.gateway.server.url;
+    const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
+    const read = async (): Promise<{ checkpoints: number; idle: number }> => {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      const sample = (name: string): number => Number(text.split("\n").find((l) => l.startsWith(`${name} `))?.slice(name.length + 1));
+      return { checkpoints: sample("nanobot_wal_checkpoints_total"), idle: sample("nanobot_wal_checkpointer_idle") };
+    };
+    const until = async (done: (m: { checkpoints: number; idle: number }) => boolean): Promise<{ checkpoints: number; idle: number }> => {
+      for (let i = 0; ; i++) {
+        const m = await read();
+        if (done(m)) return m;
+        if (i > 400) throw new Error(`the checkpointer never got there: ${JSON.stringify(m)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    fake.enqueue({ text: "one" });
+    await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "first" }] });
+    // After the turn's commits it checkpoints on its timer, then finds nothing new and sleeps.
+    const idle = await until((m) => m.checkpoints >= 1 && m.idle === 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await read()).toEqual(idle);
+    fake.enqueue({ text: "two" });
+    await client.chat.completions.create({ model: "nanobot", messages: [{ role: "user", content: "second" }] });
+    // The turn's commits woke it; it checkpoints them and goes back to sleep.
+    expect((await read()).idle).toBe(0);
+    const after = await until((m) => m.idle === 1);
+    expect(after.checkpoints).toBeGreaterThan(idle.checkpoints);
+  });
 });
