@@ -12,7 +12,9 @@
  * writes `<out>.md` (top functions by self and total time, per request) and `<out>.cpuprofile`.
  * `--ab=DIR`: A/B of two builds, interleaved round by round (DIR holds `bin/` and `dist/` of
  * the other build, `node_modules` linked): the gateway's CPU per request (its own process
- * CPU, /proc), p50/p99 added latency (`Server-Timing`, as the gateway bench), and the medians.
+ * CPU, /proc), p50/p99 added latency (`Server-Timing`, as the gateway bench), requests per
+ * second and p50/p99 latency less the model's delay (a change can lower the added latency by
+ * moving time into the gate's queue; these show it), and the medians.
  * `--llm-delay=D1,D2,…`: one warmed process per round measures the same load with the fake
  * answering after each delay in turn (the order reversed every other round), so the cost of the
  * same work after the process slept D ms shows; `--floor` measures the minimal relay instead.
@@ -50,6 +52,11 @@ interface Measured {
   mainThreadMsPerRequest: number;
   p50AddedMs: number;
   p99AddedMs: number;
+  /** Answered requests per second over the load (each client's first request included). */
+  reqPerSec: number;
+  /** Latency less the model's delay, p50 and p99: mostly the gate's queue past its slots. */
+  p50LatencyMs: number;
+  p99LatencyMs: number;
   profile?: Profiler.Profile | { head: HeapProfileNode };
 }
 
@@ -113,7 +120,17 @@ async function measureLoad(child: ChildProcess, baseURL: string, clients: number
     p = JSON.parse(readFileSync(profileOut, "utf8")) as Measured["profile"];
   }
   const added = result.samples.map((s) => s.gatewayMs);
-  return { cpuMsPerRequest, mainThreadMsPerRequest, p50AddedMs: percentile(added, 50), p99AddedMs: percentile(added, 99), ...(p ? { profile: p } : {}) };
+  const latency = result.samples.map((s) => s.latencyMs - delay);
+  return {
+    cpuMsPerRequest,
+    mainThreadMsPerRequest,
+    p50AddedMs: percentile(added, 50),
+    p99AddedMs: percentile(added, 99),
+    reqPerSec: result.answered / (result.wallMs / 1000),
+    p50LatencyMs: percentile(latency, 50),
+    p99LatencyMs: percentile(latency, 99),
+    ...(p ? { profile: p } : {}),
+  };
 }
 
 function writeProfile(out: string, clients: number, m: Measured, requests: number): void {
@@ -176,7 +193,7 @@ async function main(): Promise<void> {
             const key = `${floor ? "floor" : build.name} @ ${clients}${delays.length > 1 || delays[0] !== LLM_DELAY_MS ? ` (model ${order[i]} ms)` : ""}`;
             results.set(key, [...(results.get(key) ?? []), m]);
             process.stdout.write(
-              `round ${round + 1} ${key} clients: CPU ${m.cpuMsPerRequest.toFixed(2)} ms/req (main thread ${m.mainThreadMsPerRequest.toFixed(2)}), added p50 ${m.p50AddedMs.toFixed(1)} p99 ${m.p99AddedMs.toFixed(1)} ms (load ${loadAverage()})\n`,
+              `round ${round + 1} ${key} clients: CPU ${m.cpuMsPerRequest.toFixed(2)} ms/req (main thread ${m.mainThreadMsPerRequest.toFixed(2)}), added p50 ${m.p50AddedMs.toFixed(1)} p99 ${m.p99AddedMs.toFixed(1)} ms, ${m.reqPerSec.toFixed(1)} req/s, latency −${order[i]}ms p50 ${m.p50LatencyMs.toFixed(1)} p99 ${m.p99LatencyMs.toFixed(1)} ms (load ${loadAverage()})\n`,
             );
             if (m.profile) writeProfile(arg("out", join("bench", "profiles", `gateway-${clients}${heap ? "-heap" : ""}`)), clients, m, clients * (perClient + 1));
           }
@@ -186,7 +203,9 @@ async function main(): Promise<void> {
     process.stdout.write("\nmedians over rounds:\n");
     for (const [key, ms] of results) {
       const pick = (f: (m: Measured) => number) => median(ms.map(f)).toFixed(2);
-      process.stdout.write(`${key} clients: CPU ${pick((m) => m.cpuMsPerRequest)} ms/req (main thread ${pick((m) => m.mainThreadMsPerRequest)}), added p50 ${pick((m) => m.p50AddedMs)} p99 ${pick((m) => m.p99AddedMs)} ms (${ms.map((m) => m.cpuMsPerRequest.toFixed(2)).join(" · ")})\n`);
+      process.stdout.write(
+        `${key} clients: CPU ${pick((m) => m.cpuMsPerRequest)} ms/req (main thread ${pick((m) => m.mainThreadMsPerRequest)}), added p50 ${pick((m) => m.p50AddedMs)} p99 ${pick((m) => m.p99AddedMs)} ms, ${pick((m) => m.reqPerSec)} req/s, latency p50 ${pick((m) => m.p50LatencyMs)} p99 ${pick((m) => m.p99LatencyMs)} ms (CPU ${ms.map((m) => m.cpuMsPerRequest.toFixed(2)).join(" · ")})\n`,
+      );
     }
   } finally {
     await fake.close();
