@@ -376,7 +376,10 @@ export class AgentLoop implements TurnProcessor {
           extraTools: (profile) =>
             buildTurnTools({ profile, item, relay, bus: this.bus, subagents: this.subagents, cron: this.cron, store: this.runtime.store() }),
           ...(relay ? { withoutTools: ["message"] } : {}),
-          modelSlot: (signal) => this.gate.acquire(signal),
+          // The slot passes on once this turn's reply is on its way, as admission does below:
+          // handed over at once, the next turn's request (its body encoded and written) would
+          // run ahead of this turn's save and reply, in the middle of its continuation.
+          modelSlot: (signal) => this.gate.acquire(signal).then((release) => () => void setImmediate(release)),
         },
       );
       // Waiting for admission is waiting for the gate, one step earlier.

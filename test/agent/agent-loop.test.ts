@@ -212,6 +212,37 @@ describe("AgentLoop.process (direct callers)", () => {
     harness.fake.assertDone();
   });
 
+  it("passes the model slot on after the finishing turn's reply: the next turn's call does not run ahead of it", async () => {
+    const gate = gateTool();
+    h = await createHarness({ tools: [gate.tool], start: false, loop: { maxConcurrent: 1 } });
+    const events: string[] = [];
+    // Each model call as the gate lets it through, named by the session's message.
+    const runtime = h.runtime;
+    const resolve = runtime.resolveAgent.bind(runtime);
+    runtime.resolveAgent = async (...args) => {
+      const profile = await resolve(...args);
+      const inner = profile.model;
+      const model = Object.assign(Object.create(inner) as typeof inner, {
+        stream: (request: Parameters<typeof inner.stream>[0], signal?: AbortSignal) => {
+          const last = request.messages.at(-1);
+          events.push(`model call (${last?.role === "user" ? textOf(last) : "after a tool"})`);
+          return inner.stream(request, signal);
+        },
+      });
+      return { ...profile, model };
+    };
+    h.fake.enqueue({ toolCalls: [{ id: "c1", name: "wait_here", arguments: {} }] });
+    const a = h.loop.process({ sessionKey: "cli:a", content: "a" }).then((reply) => (events.push(`reply ${reply.content}`), reply));
+    await gate.started;
+    // b is admitted and waits for the slot that a holds.
+    const b = h.loop.process({ sessionKey: "cli:b", content: "b" }).then((reply) => (events.push(`reply ${reply.content}`), reply));
+    await waitFor(async () => (await runtime.store().loadHistory("cli:b")).length === 1);
+    h.fake.enqueue({ text: "a done" }, { text: "b done" });
+    gate.release();
+    await Promise.all([a, b]);
+    expect(events).toEqual(["model call (a)", "model call (after a tool)", "reply a done", "model call (b)", "reply b done"]);
+  });
+
   it("answers a slash command in another session while the gate is full (commands call no model)", async () => {
     const { harness, gate, a } = await holdOnlySlot();
     const help = await harness.loop.process({ sessionKey: "cli:b", content: "/help" });
