@@ -86,8 +86,8 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
     observers,
     turns,
     observeStore: deps.observeStore,
+    walCheckpointer: deps.walCheckpointer,
     ...(load ? { load } : {}),
-    ...(deps.walCheckpointer ? { walCheckpointer: deps.walCheckpointer } : {}),
   });
   app.get("/metrics", (c) => c.body(metrics.registry.render(), 200, { "content-type": PROMETHEUS_CONTENT_TYPE }));
   const mcp = deps.mcpHandler;

@@ -71,8 +71,8 @@ export async function startAssistantGateway(runtime: Runtime, options: Assistant
     port: options.port,
     processor: loop,
     channels: list,
+    walCheckpointer,
     ...(relay ? { relay } : {}),
-    ...(walCheckpointer ? { walCheckpointer } : {}),
   });
   const claimDelivery = (store as SessionStore).claimDelivery?.bind(store);
   const channels = new ChannelManager({

@@ -109,7 +109,7 @@ export function gatewayDepsFor(runtime: Runtime, options: RuntimeGatewayOptions 
     log: (level, msg, data) => runtime.logger[level](msg, data),
     ...(options.channels ? { channels: options.channels } : {}),
     ...(options.relay ? { relay: options.relay } : {}),
-    ...(options.walCheckpointer ? { walCheckpointer: options.walCheckpointer } : {}),
+    walCheckpointer: options.walCheckpointer,
     ...(Object.keys(config.mcpServers).length > 0 ? { mcpLogins: webLoginsFor(runtime) } : {}),
   };
 }
