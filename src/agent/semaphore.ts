@@ -30,19 +30,24 @@ export class Semaphore {
       return this.releaser();
     }
     await new Promise<void>((resolve, reject) => {
-      const waiter = { grant: resolve, reject };
-      this.waiters.push(waiter);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          const i = this.waiters.indexOf(waiter);
-          if (i >= 0) {
-            this.waiters.splice(i, 1);
-            reject(new AbortedError("cancelled while waiting for a slot"));
-          }
+      const onAbort = (): void => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) {
+          this.waiters.splice(i, 1);
+          reject(new AbortedError("cancelled while waiting for a slot"));
+        }
+      };
+      // Granted, the waiter stops listening: a long-lived signal would otherwise collect one
+      // listener per wait.
+      const waiter = {
+        grant: (): void => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
         },
-        { once: true },
-      );
+        reject,
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
     return this.releaser();
   }
