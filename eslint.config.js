@@ -20,8 +20,8 @@ export default tseslint.config(
     },
   },
   {
-    // Build scripts run on Node.
-    files: ["scripts/**/*.mjs"],
+    // Build scripts and test preloads run on Node.
+    files: ["scripts/**/*.mjs", "test/fixtures/**/*.mjs"],
     languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
   },
   {

@@ -37,7 +37,8 @@ export interface ChannelFactoryInput {
   pairing?: PairingStore;
 }
 
-export type ChannelFactory = (input: ChannelFactoryInput) => Channel;
+/** Builds a channel; may load its modules first (see factories.ts). */
+export type ChannelFactory = (input: ChannelFactoryInput) => Channel | Promise<Channel>;
 
 export interface ChannelManagerOptions {
   bus: MessageBus;
@@ -177,7 +178,7 @@ export class ChannelManager {
         ...(this.options.dedup ? { dedup: this.options.dedup } : {}),
       };
       const { settings, admits } = progressSwitches(type, raw, this.options.channels);
-      channel = factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer, pairing: this.pairing });
+      channel = await factory({ name, raw: settings, shared, deps, httpServer: this.options.httpServer, pairing: this.pairing });
       await channel.start(signal);
       const started = channel;
       const unsubscribe = this.options.bus.subscribeOutbound((message) => (admits(message) ? started.send(message) : undefined), { channel: name });

@@ -1,58 +1,21 @@
-/** The built-in channel types the gateway can enable (`channels.<name>.type`, else the name). */
+/**
+ * The built-in channel types the gateway can enable (`channels.<name>.type`, else the name).
+ *
+ * Each factory loads its channel's modules when the channel starts: a channel's client library
+ * (grammy, ws, marked, …) and its config schema cost memory and start-up time in every gateway
+ * that does not run it.
+ */
 import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
 import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
-import { parseDingTalkConfig } from "./dingtalk/config.js";
-import { DingTalkChannel } from "./dingtalk/dingtalk-channel.js";
-import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
-import { parseDiscordConfig } from "./discord/config.js";
-import { DiscordChannel } from "./discord/discord-channel.js";
-import { discordSettingNotes } from "./discord/setting-notes.js";
-import { parseEmailConfig } from "./email/config.js";
 import type { EmailConfig } from "./email/config.js";
-import { EmailChannel } from "./email/email-channel.js";
-import { ImapSmtpTransport } from "./email/imap-smtp-transport.js";
 import type { MailTransport } from "./email/transport.js";
-import { parseSlackConfig } from "./slack/config.js";
-import { SlackChannel } from "./slack/slack-channel.js";
-import { slackSettingNotes } from "./slack/setting-notes.js";
-import { parseFeishuConfig } from "./feishu/config.js";
-import { FeishuChannel } from "./feishu/feishu-channel.js";
-import { feishuSettingNotes } from "./feishu/setting-notes.js";
-import { parseMSTeamsConfig } from "./msteams/config.js";
-import { MSTeamsChannel } from "./msteams/msteams-channel.js";
-import { msteamsSettingNotes } from "./msteams/setting-notes.js";
-import { mattermostGates } from "./mattermost/access.js";
-import { parseMattermostConfig } from "./mattermost/config.js";
-import { MattermostChannel } from "./mattermost/mattermost-channel.js";
-import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
-import { parseNapcatConfig } from "./napcat/config.js";
-import { NapcatChannel } from "./napcat/napcat-channel.js";
-import { napcatSettingNotes } from "./napcat/setting-notes.js";
-import { parseQQConfig } from "./qq/config.js";
-import { QQChannel } from "./qq/qq-channel.js";
-import { qqSettingNotes } from "./qq/setting-notes.js";
-import { parseMatrixConfig } from "./matrix/config.js";
-import { MatrixChannel } from "./matrix/matrix-channel.js";
-import { matrixSettingNotes } from "./matrix/setting-notes.js";
-import { signalFactory } from "./signal/factory.js";
-import { parseTelegramConfig } from "./telegram/config.js";
-import { TelegramChannel } from "./telegram/telegram-channel.js";
-import { parseWhatsAppConfig } from "./whatsapp/config.js";
-import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
-import { WhatsAppChannel } from "./whatsapp/whatsapp-channel.js";
-import { parseWebSocketConfig } from "./websocket/config.js";
-import { WebSocketChannel } from "./websocket/websocket-channel.js";
-import { parseWecomConfig } from "./wecom/config.js";
-import { wecomSettingNotes } from "./wecom/setting-notes.js";
-import { WecomChannel } from "./wecom/wecom-channel.js";
-import { parseWeixinConfig } from "./weixin/config.js";
-import { weixinSettingNotes } from "./weixin/setting-notes.js";
-import { WeixinChannel } from "./weixin/weixin-channel.js";
 
-export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
-  new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
+export const telegramFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ TelegramChannel }, { parseTelegramConfig }] = await Promise.all([import("./telegram/telegram-channel.js"), import("./telegram/config.js")]);
+  return new TelegramChannel({ ...deps, name, config: parseTelegramConfig(raw, name) });
+};
 
 /**
  * An empty `allowFrom` on the WebSocket channel: with a `token`, every client that presented it
@@ -60,7 +23,8 @@ export const telegramFactory: ChannelFactory = ({ name, raw, deps }) =>
  * a new client gets a pairing code and nothing reaches the agent until the owner approves it.
  * Reaching a loopback socket proves nothing: any local user or process can.
  */
-export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, httpServer }) => {
+export const websocketFactory: ChannelFactory = async ({ name, raw, shared, deps, httpServer }) => {
+  const [{ WebSocketChannel }, { parseWebSocketConfig }] = await Promise.all([import("./websocket/websocket-channel.js"), import("./websocket/config.js")]);
   const config = parseWebSocketConfig(raw, name);
   const gate =
     shared.allowFrom.length === 0 && config.token !== undefined
@@ -70,7 +34,12 @@ export const websocketFactory: ChannelFactory = ({ name, raw, shared, deps, http
 };
 
 /** WhatsApp Cloud API; phone numbers in allowFrom match with or without "+". */
-export const whatsappFactory: ChannelFactory = ({ name, raw, shared, deps, pairing }) => {
+export const whatsappFactory: ChannelFactory = async ({ name, raw, shared, deps, pairing }) => {
+  const [{ WhatsAppChannel }, { parseWhatsAppConfig }, { whatsappSettingNotes }] = await Promise.all([
+    import("./whatsapp/whatsapp-channel.js"),
+    import("./whatsapp/config.js"),
+    import("./whatsapp/setting-notes.js"),
+  ]);
   const config = parseWhatsAppConfig(raw, name);
   const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.replace(/^\+/, "").trim()));
   const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom, ...(pairing ? { store: pairing } : {}) }), logger: deps.logger });
@@ -78,19 +47,34 @@ export const whatsappFactory: ChannelFactory = ({ name, raw, shared, deps, pairi
   return new WhatsAppChannel({ ...deps, gate, name, config });
 };
 
-export const discordFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const discordFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ DiscordChannel }, { parseDiscordConfig }, { discordSettingNotes }] = await Promise.all([
+    import("./discord/discord-channel.js"),
+    import("./discord/config.js"),
+    import("./discord/setting-notes.js"),
+  ]);
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
-export const dingtalkFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const dingtalkFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ DingTalkChannel }, { parseDingTalkConfig }, { dingtalkSettingNotes }] = await Promise.all([
+    import("./dingtalk/dingtalk-channel.js"),
+    import("./dingtalk/config.js"),
+    import("./dingtalk/setting-notes.js"),
+  ]);
   const channel = new DingTalkChannel({ ...deps, name, config: parseDingTalkConfig(raw, name) });
   for (const note of dingtalkSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
-export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const wecomFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ WecomChannel }, { parseWecomConfig }, { wecomSettingNotes }] = await Promise.all([
+    import("./wecom/wecom-channel.js"),
+    import("./wecom/config.js"),
+    import("./wecom/setting-notes.js"),
+  ]);
   const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
   for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -100,7 +84,12 @@ export const wecomFactory: ChannelFactory = ({ name, raw, deps }) => {
  * Slack: `dm.policy: "allowlist"` admits `dm.allowFrom` in direct messages beside `allowFrom`
  * and paired senders (the Python nanobot's list of direct-message senders).
  */
-export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) => {
+export const slackFactory: ChannelFactory = async ({ name, raw, deps, httpServer }) => {
+  const [{ SlackChannel }, { parseSlackConfig }, { slackSettingNotes }] = await Promise.all([
+    import("./slack/slack-channel.js"),
+    import("./slack/config.js"),
+    import("./slack/setting-notes.js"),
+  ]);
   const config = parseSlackConfig(raw, name);
   const dmAllowed = config.dm.policy === "allowlist" ? config.dm.allowFrom : [];
   const dmGate = dmAllowed.length ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: dmAllowed }), logger: deps.logger }) : undefined;
@@ -109,21 +98,37 @@ export const slackFactory: ChannelFactory = ({ name, raw, deps, httpServer }) =>
   return channel;
 };
 
-export const feishuFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const feishuFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ FeishuChannel }, { parseFeishuConfig }, { feishuSettingNotes }] = await Promise.all([
+    import("./feishu/feishu-channel.js"),
+    import("./feishu/config.js"),
+    import("./feishu/setting-notes.js"),
+  ]);
   const channel = new FeishuChannel({ ...deps, name, config: parseFeishuConfig(raw, name) });
   for (const note of feishuSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 /** Teams posts to the channel's own listener (`host`/`port`/`path`), not the gateway's server. */
-export const msteamsFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const msteamsFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ MSTeamsChannel }, { parseMSTeamsConfig }, { msteamsSettingNotes }] = await Promise.all([
+    import("./msteams/msteams-channel.js"),
+    import("./msteams/config.js"),
+    import("./msteams/setting-notes.js"),
+  ]);
   const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
   for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 /** Mattermost builds its own gates: direct messages follow `dm.policy` / `dm.allowFrom`. */
-export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) => {
+export const mattermostFactory: ChannelFactory = async ({ name, raw, deps, pairing }) => {
+  const [{ MattermostChannel }, { parseMattermostConfig }, { mattermostSettingNotes }, { mattermostGates }] = await Promise.all([
+    import("./mattermost/mattermost-channel.js"),
+    import("./mattermost/config.js"),
+    import("./mattermost/setting-notes.js"),
+    import("./mattermost/access.js"),
+  ]);
   const config = parseMattermostConfig(raw, name);
   const gates = mattermostGates(name, config, deps.bus, deps.logger, pairing);
   const channel = new MattermostChannel({ ...deps, gate: gates.group, dmGate: gates.dm, name, config });
@@ -131,27 +136,47 @@ export const mattermostFactory: ChannelFactory = ({ name, raw, deps, pairing }) 
   return channel;
 };
 
-export const qqFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const qqFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ QQChannel }, { parseQQConfig }, { qqSettingNotes }] = await Promise.all([
+    import("./qq/qq-channel.js"),
+    import("./qq/config.js"),
+    import("./qq/setting-notes.js"),
+  ]);
   const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
   for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 /** QQ personal accounts through NapCat (OneBot v11 over NapCat's WebSocket server). */
-export const napcatFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const napcatFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ NapcatChannel }, { parseNapcatConfig }, { napcatSettingNotes }] = await Promise.all([
+    import("./napcat/napcat-channel.js"),
+    import("./napcat/config.js"),
+    import("./napcat/setting-notes.js"),
+  ]);
   const channel = new NapcatChannel({ ...deps, name, config: parseNapcatConfig(raw, name) });
   for (const note of napcatSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
-export const matrixFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const matrixFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ MatrixChannel }, { parseMatrixConfig }, { matrixSettingNotes }] = await Promise.all([
+    import("./matrix/matrix-channel.js"),
+    import("./matrix/config.js"),
+    import("./matrix/setting-notes.js"),
+  ]);
   const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
   for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 /** Personal WeChat (iLink bot API); account.json lives under `<home>/weixin` unless `stateDir` says otherwise. */
-export const weixinFactory: ChannelFactory = ({ name, raw, deps }) => {
+export const weixinFactory: ChannelFactory = async ({ name, raw, deps }) => {
+  const [{ WeixinChannel }, { parseWeixinConfig }, { weixinSettingNotes }] = await Promise.all([
+    import("./weixin/weixin-channel.js"),
+    import("./weixin/config.js"),
+    import("./weixin/setting-notes.js"),
+  ]);
   const channel = new WeixinChannel({ ...deps, name, config: parseWeixinConfig(raw, name, deps.home) });
   for (const note of weixinSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -164,22 +189,26 @@ export interface MailTransportContext {
   now: () => number;
 }
 
-export type MailTransportFactory = (config: EmailConfig, name: string, context: MailTransportContext) => MailTransport;
+export type MailTransportFactory = (config: EmailConfig, name: string, context: MailTransportContext) => MailTransport | Promise<MailTransport>;
 
 /** IMAP (imapflow) + SMTP (nodemailer); a config without hosts/credentials fails the start. */
-export const imapSmtpTransportFactory: MailTransportFactory = (config, name, context) =>
-  new ImapSmtpTransport({ config, name, home: context.home, logger: context.logger, now: context.now });
+export const imapSmtpTransportFactory: MailTransportFactory = async (config, name, context) => {
+  const { ImapSmtpTransport } = await import("./email/imap-smtp-transport.js");
+  return new ImapSmtpTransport({ config, name, home: context.home, logger: context.logger, now: context.now });
+};
 
 /**
  * Email answers only listed addresses (compared case-insensitively). An empty list admits
  * nobody: a pairing code mailed to an unknown sender would be backscatter.
  */
 export function emailFactory(createTransport: MailTransportFactory = imapSmtpTransportFactory): ChannelFactory {
-  return ({ name, raw, shared, deps }) => {
+  return async ({ name, raw, shared, deps }) => {
+    const [{ EmailChannel }, { parseEmailConfig }] = await Promise.all([import("./email/email-channel.js"), import("./email/config.js")]);
     const config = parseEmailConfig(raw, name);
     const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.trim().toLowerCase()));
     const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom }), logger: deps.logger });
-    return new EmailChannel({ ...deps, gate, name, config, transport: createTransport(config, name, { home: deps.home, logger: deps.logger, now: () => deps.clock.now() }) });
+    const transport = await createTransport(config, name, { home: deps.home, logger: deps.logger, now: () => deps.clock.now() });
+    return new EmailChannel({ ...deps, gate, name, config, transport });
   };
 }
 
@@ -197,7 +226,7 @@ export function defaultChannelFactories(options: { mailTransport?: MailTransport
     mattermost: mattermostFactory,
     qq: qqFactory,
     matrix: matrixFactory,
-    signal: signalFactory,
+    signal: async (input) => (await import("./signal/factory.js")).signalFactory(input),
     whatsapp: whatsappFactory,
     napcat: napcatFactory,
     weixin: weixinFactory,

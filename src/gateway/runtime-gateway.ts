@@ -14,7 +14,7 @@ import { ConfigError } from "../core/errors.js";
 import { createGatewayApp } from "./app.js";
 import { localNamesFor } from "./host-check.js";
 import type { HostPolicy } from "./host-check.js";
-import { createMcpHttpHandler } from "./mcp/http-handler.js";
+import { lazyMcpHttpHandler } from "./mcp/lazy-handler.js";
 import { packageVersion } from "../core/version.js";
 import { startTracing } from "../core/tracing/setup.js";
 import type { TracingHandle } from "../core/tracing/setup.js";
@@ -145,7 +145,7 @@ export async function startRuntimeGateway(runtime: Runtime, options: RuntimeGate
   // OTEL_* from the runtime's environment; unconfigured, this loads and creates nothing.
   const tracing = await startTracing({ env: runtime.env, warn: (message) => runtime.logger.warn(message) });
   if (tracing.enabled) runtime.logger.info("exporting traces over OTLP/HTTP", { endpoint: tracing.endpoint });
-  const mcp = createMcpHttpHandler({
+  const mcp = lazyMcpHttpHandler({
     processor: deps.processor,
     config: runtime.config,
     loadMessages: (key) => runtime.store().loadMessages(key),

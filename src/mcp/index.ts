@@ -19,7 +19,7 @@ export type {
 } from "./types.js";
 export { MAX_TOOL_NAME_LENGTH, fitToolName, mcpToolName, parseToolRef, sanitizeName } from "./names.js";
 export type { McpToolKind, ToolRef } from "./names.js";
-export { detectTransportType, expandVars } from "./transport.js";
+export { detectTransportType, expandVars } from "./server-spec.js";
 export { selectTools } from "./select-tools.js";
 export type { SelectedTools } from "./select-tools.js";
 export { DEFAULT_TOOL_TIMEOUT_MS, isToolEnabled } from "./tool-adapters.js";

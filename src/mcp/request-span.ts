@@ -5,7 +5,7 @@
  */
 import { SpanKind, withSpan } from "../core/tracing/tracer.js";
 import type { Span } from "../core/tracing/tracer.js";
-import { detectTransportType, serverUrl } from "./transport.js";
+import { detectTransportType, serverUrl } from "./server-spec.js";
 import type { McpServerSpec } from "./types.js";
 
 export interface McpRequestTarget {

@@ -8,38 +8,14 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigError } from "../core/errors.js";
-import { isSecretKey } from "../core/scrub.js";
 import { activeTraceparent } from "../core/tracing/tracer.js";
 import { BoundedStdioClientTransport } from "./stdio-transport.js";
+import { detectTransportType, expandVars } from "./server-spec.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
-
-/** Expands `${VAR}` (and `${VAR:-default}`) from `env`; unknown variables become empty. */
-export function expandVars(text: string, env: Record<string, string | undefined>): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
-    const value = env[name];
-    return value !== undefined && value !== "" ? value : (fallback ?? "");
-  });
-}
 
 function expandMap(map: Record<string, string> | undefined, env: Record<string, string | undefined>): Record<string, string> | undefined {
   if (!map) return undefined;
   return Object.fromEntries(Object.entries(map).map(([k, v]) => [k, expandVars(v, env)]));
-}
-
-/** stdio when there is a command; for URLs `/sse` at the end of the path means SSE. */
-export function detectTransportType(spec: McpServerSpec): McpTransportType {
-  if (spec.type) return spec.type;
-  if (spec.command) return "stdio";
-  if (spec.url) {
-    let path = spec.url;
-    try {
-      path = new URL(spec.url).pathname;
-    } catch {
-      // Not a parseable URL; the suffix check on the raw text is the best guess.
-    }
-    return path.replace(/\/+$/, "").endsWith("/sse") ? "sse" : "http";
-  }
-  return "stdio";
 }
 
 export interface BuiltTransport {
@@ -50,17 +26,6 @@ export interface BuiltTransport {
 }
 
 const STDERR_TAIL_CHARS = 2000;
-
-/** A URL server speaks OAuth when configured to, or unless its headers already carry credentials (`Authorization`, `X-Api-Key`, …). */
-export function usesOAuth(spec: McpServerSpec): boolean {
-  if (detectTransportType(spec) === "stdio") return false;
-  return spec.oauth !== undefined || !Object.keys(spec.headers ?? {}).some(isSecretKey);
-}
-
-/** The server's URL with `${VAR}`s expanded (or undefined for stdio / no url). */
-export function serverUrl(spec: McpServerSpec, env: Record<string, string | undefined>): string | undefined {
-  return spec.url ? expandVars(spec.url, env) : undefined;
-}
 
 /**
  * True when a connect error means "this URL speaks the old HTTP+SSE transport": the spec left

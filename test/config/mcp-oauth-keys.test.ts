@@ -8,7 +8,7 @@ import { ConfigError } from "../../src/core/errors.js";
 import { loadConfig } from "../../src/config/index.js";
 import { NanobotOAuthProvider } from "../../src/mcp/oauth/provider.js";
 import { OAuthStore } from "../../src/mcp/oauth/token-store.js";
-import { usesOAuth } from "../../src/mcp/transport.js";
+import { usesOAuth } from "../../src/mcp/server-spec.js";
 import { tempTree } from "./helpers.js";
 import type { TempTree } from "./helpers.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fitToolName, mcpToolName, parseToolRef, sanitizeName, shortHash } from "../../src/mcp/names.js";
-import { detectTransportType, expandVars } from "../../src/mcp/transport.js";
+import { detectTransportType, expandVars } from "../../src/mcp/server-spec.js";
 
 describe("tool names", () => {
   it("sanitises to [A-Za-z0-9_-]", () => {

@@ -10,7 +10,7 @@ import { maskCommandLine, maskValue } from "../../config/mask.js";
 import { sandboxProbeCacheFile } from "../../config/paths.js";
 import { scrubSecretText } from "../../core/scrub.js";
 import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mode.js";
-import { detectTransportType } from "../../mcp/transport.js";
+import { detectTransportType } from "../../mcp/server-spec.js";
 import type { CliContext } from "../context.js";
 
 /** A plain summary, also printed as JSON by `status --json`. */

@@ -4,7 +4,7 @@
  * authorization and exchanged the code meanwhile).
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { serverUrl, usesOAuth } from "../transport.js";
+import { serverUrl, usesOAuth } from "../server-spec.js";
 import type { McpServerSpec, OAuthAuthorizer } from "../types.js";
 import { isNeedsLogin, needsLoginMessage } from "./needs-login.js";
 import { NanobotOAuthProvider } from "./provider.js";

@@ -5,7 +5,7 @@
  * asked for while nobody could log in (a 403 step-up) is requested too.
  */
 import { McpClientManager } from "../manager.js";
-import { serverUrl, usesOAuth } from "../transport.js";
+import { serverUrl, usesOAuth } from "../server-spec.js";
 import type { McpServerSpec } from "../types.js";
 import { startLoopbackCallback } from "./loopback.js";
 import type { OAuthCallback } from "./loopback.js";

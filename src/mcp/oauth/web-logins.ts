@@ -5,9 +5,8 @@
  * OAuth `state`. Once the tokens are stored the server is connected again, and its tools are
  * there for the next turn — no restart.
  */
-import { serverUrl, usesOAuth } from "../transport.js";
+import { serverUrl, usesOAuth } from "../server-spec.js";
 import type { McpServerSpec } from "../types.js";
-import { loginToServer } from "./login.js";
 import { RedirectWaiters } from "./redirect-waiters.js";
 import type { RedirectAnswer } from "./redirect-waiters.js";
 
@@ -64,6 +63,8 @@ export class McpWebLogins {
     if (spec.oauth?.grant === "client_credentials") {
       throw new WebLoginRefused(`MCP server ${server} uses the client_credentials grant: nanobot gets its tokens without a login`, 400);
     }
+    // Loaded here, not at the gateway's start: the login module brings the MCP client SDK.
+    const { loginToServer } = await import("./login.js");
     let shown: (url: string) => void = () => undefined;
     const urlShown = new Promise<string>((resolve) => (shown = resolve));
     const timeoutMs = this.deps.timeoutMs ?? 600_000;
