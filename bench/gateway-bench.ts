@@ -23,7 +23,7 @@ import { Agent, request } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { REPO_DIR, cpuMsOf, peakRssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
+import { REPO_DIR, cpuMsOf, peakRssMiB, rssMiB, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import type { FakeLLM } from "./support/processes.js";
 import { median, percentile, table } from "./support/stats.js";
 
@@ -119,10 +119,12 @@ export interface GatewayBenchOptions {
   /** Measured requests per client, after its first (unmeasured) one. */
   requestsPerClient: number;
   runs: number;
+  /** Fresh starts of the shipped gateway for the start-up row. */
+  startRuns: number;
 }
 
-export const GATEWAY_FULL: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 20, runs: 3 };
-export const GATEWAY_QUICK: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 2, runs: 1 };
+export const GATEWAY_FULL: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 20, runs: 3, startRuns: 7 };
+export const GATEWAY_QUICK: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 2, runs: 1, startRuns: 2 };
 
 export interface Sample {
   latencyMs: number;
@@ -262,9 +264,40 @@ export async function load(baseURLs: string | readonly string[], clients: number
   return { samples, failures, answered, wallMs: performance.now() - t0 };
 }
 
+/** `nanobot gateway` started afresh with the bench's config (no channels, no MCP servers). */
+export interface GatewayStartRow {
+  runs: number;
+  /** Spawned → "listening on" printed, ms. */
+  listenMs: number[];
+  /** Resident memory one second after that, before any request, MiB. */
+  idleRssMiB: number[];
+}
+
 export interface GatewayBenchResult {
   rows: GatewayRow[];
+  start?: GatewayStartRow;
   errors: string[];
+}
+
+/** How long after listening the idle RSS is read: the start's own work (the sandbox probe's answer, timers) is done by then. */
+const IDLE_SETTLE_MS = 1_000;
+
+/** Starts the shipped gateway `runs` times, one after another, each with a fresh state database. */
+export async function measureGatewayStart(variant: GatewayVariant, env: (run: number) => NodeJS.ProcessEnv, cwd: string, runs: number): Promise<GatewayStartRow> {
+  const row: GatewayStartRow = { runs, listenMs: [], idleRssMiB: [] };
+  for (let run = 0; run < runs; run++) {
+    const t0 = performance.now();
+    const child = variant.start(env(run), cwd);
+    try {
+      await waitForPort(child, variant.name);
+      row.listenMs.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
+      row.idleRssMiB.push(rssMiB(child.pid!));
+    } finally {
+      await stopChild(child);
+    }
+  }
+  return row;
 }
 
 export async function runGatewayBench(options: GatewayBenchOptions, log: (line: string) => void = () => undefined): Promise<GatewayBenchResult> {
@@ -272,12 +305,23 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
   const dir = mkdtempSync(join(tmpdir(), "nanobot-bench-gateway-"));
   const rows: GatewayRow[] = [];
   const errors: string[] = [];
+  let start: GatewayStartRow | undefined;
   try {
     const configPath = join(dir, "config.json");
     writeFileSync(
       configPath,
       JSON.stringify({ providers: { custom: { apiBase: fake.baseURL, apiKey: "bench" } }, agents: { defaults: { model: "custom/bench-chat", workspace: join(dir, "workspace") } } }),
     );
+    log(`gateway: ${VARIANTS[0]!.name}, start-up × ${options.startRuns} …`);
+    start = await measureGatewayStart(
+      VARIANTS[0]!,
+      (run) => ({ ...process.env, HOME: dir, NANOBOT_HOME: join(dir, `home-start-${run}`), NANOBOT_CONFIG: configPath, NO_COLOR: "1" }),
+      dir,
+      options.startRuns,
+    ).catch((err: unknown) => {
+      errors.push(`start-up: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+      return undefined;
+    });
     for (const variant of VARIANTS) {
       for (const clients of options.clients) {
         const perClient = options.requestsPerClient;
@@ -302,7 +346,7 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  return { rows, errors };
+  return { rows, ...(start ? { start } : {}), errors };
 }
 
 async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd: string, fake: FakeLLM, clients: number, perClient: number, tag: string): Promise<GatewayRow> {
@@ -385,9 +429,13 @@ function medianRow(perRun: GatewayRow[]): GatewayRow {
   };
 }
 
-export function formatGatewayBench({ rows, errors }: GatewayBenchResult): string {
+export function formatGatewayBench({ rows, start, errors }: GatewayBenchResult): string {
   const failed = errors.length > 0 ? `errors:\n${errors.map((e) => `  ${e}`).join("\n")}\n` : "";
-  return `${table(
+  const range = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+  const startLine = start
+    ? `start-up (${VARIANTS[0]!.name}, no channels or MCP servers, ${start.runs} fresh starts): listening after ${range(start.listenMs, 0)} ms, idle RSS ${range(start.idleRssMiB, 1)} MiB\n\n`
+    : "";
+  return `${startLine}${table(
     ["gateway", "clients", "requests", "fail", "req/s", "ideal", "% ideal", "p50 −50ms", "p99 −50ms", "p50 added", "p99 added", "CPU ms/req", `CPU first ${WARMUP_FIRST}`, "peak RSS MiB"],
     rows.map((r) => [
       r.variant,

@@ -28,6 +28,16 @@ export function peakRssMiB(pid: number): number {
   }
 }
 
+/** The kernel's current RSS of a live process (VmRSS), MiB; NaN where /proc is missing. */
+export function rssMiB(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Resolves with the first stdout line of `child` that parses as JSON with a `port`. */
 export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<number> {
   return new Promise((resolve, reject) => {
