@@ -3,7 +3,7 @@
  *
  * Each factory loads its channel's modules when the channel starts: a channel's client library
  * (grammy, ws, marked, …) and its config schema cost memory and start-up time in every gateway
- * that does not run it.
+ * that does not run it. (The setting notes are small and already loaded by the config check.)
  */
 import type { Logger } from "../core/logger.js";
 import { AccessControl } from "./access/access-control.js";
@@ -11,6 +11,18 @@ import { InboundGate } from "./access/inbound-gate.js";
 import type { ChannelFactory } from "./channel-manager.js";
 import type { EmailConfig } from "./email/config.js";
 import type { MailTransport } from "./email/transport.js";
+import { dingtalkSettingNotes } from "./dingtalk/setting-notes.js";
+import { discordSettingNotes } from "./discord/setting-notes.js";
+import { feishuSettingNotes } from "./feishu/setting-notes.js";
+import { matrixSettingNotes } from "./matrix/setting-notes.js";
+import { mattermostSettingNotes } from "./mattermost/setting-notes.js";
+import { msteamsSettingNotes } from "./msteams/setting-notes.js";
+import { napcatSettingNotes } from "./napcat/setting-notes.js";
+import { qqSettingNotes } from "./qq/setting-notes.js";
+import { slackSettingNotes } from "./slack/setting-notes.js";
+import { wecomSettingNotes } from "./wecom/setting-notes.js";
+import { weixinSettingNotes } from "./weixin/setting-notes.js";
+import { whatsappSettingNotes } from "./whatsapp/setting-notes.js";
 
 export const telegramFactory: ChannelFactory = async ({ name, raw, deps }) => {
   const [{ TelegramChannel }, { parseTelegramConfig }] = await Promise.all([import("./telegram/telegram-channel.js"), import("./telegram/config.js")]);
@@ -35,11 +47,7 @@ export const websocketFactory: ChannelFactory = async ({ name, raw, shared, deps
 
 /** WhatsApp Cloud API; phone numbers in allowFrom match with or without "+". */
 export const whatsappFactory: ChannelFactory = async ({ name, raw, shared, deps, pairing }) => {
-  const [{ WhatsAppChannel }, { parseWhatsAppConfig }, { whatsappSettingNotes }] = await Promise.all([
-    import("./whatsapp/whatsapp-channel.js"),
-    import("./whatsapp/config.js"),
-    import("./whatsapp/setting-notes.js"),
-  ]);
+  const [{ WhatsAppChannel }, { parseWhatsAppConfig }] = await Promise.all([import("./whatsapp/whatsapp-channel.js"), import("./whatsapp/config.js")]);
   const config = parseWhatsAppConfig(raw, name);
   const allowFrom = shared.allowFrom.map((a) => (a === "*" ? a : a.replace(/^\+/, "").trim()));
   const gate = new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom, ...(pairing ? { store: pairing } : {}) }), logger: deps.logger });
@@ -48,33 +56,21 @@ export const whatsappFactory: ChannelFactory = async ({ name, raw, shared, deps,
 };
 
 export const discordFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ DiscordChannel }, { parseDiscordConfig }, { discordSettingNotes }] = await Promise.all([
-    import("./discord/discord-channel.js"),
-    import("./discord/config.js"),
-    import("./discord/setting-notes.js"),
-  ]);
+  const [{ DiscordChannel }, { parseDiscordConfig }] = await Promise.all([import("./discord/discord-channel.js"), import("./discord/config.js")]);
   const channel = new DiscordChannel({ ...deps, name, config: parseDiscordConfig(raw, name) });
   for (const note of discordSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 export const dingtalkFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ DingTalkChannel }, { parseDingTalkConfig }, { dingtalkSettingNotes }] = await Promise.all([
-    import("./dingtalk/dingtalk-channel.js"),
-    import("./dingtalk/config.js"),
-    import("./dingtalk/setting-notes.js"),
-  ]);
+  const [{ DingTalkChannel }, { parseDingTalkConfig }] = await Promise.all([import("./dingtalk/dingtalk-channel.js"), import("./dingtalk/config.js")]);
   const channel = new DingTalkChannel({ ...deps, name, config: parseDingTalkConfig(raw, name) });
   for (const note of dingtalkSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 export const wecomFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ WecomChannel }, { parseWecomConfig }, { wecomSettingNotes }] = await Promise.all([
-    import("./wecom/wecom-channel.js"),
-    import("./wecom/config.js"),
-    import("./wecom/setting-notes.js"),
-  ]);
+  const [{ WecomChannel }, { parseWecomConfig }] = await Promise.all([import("./wecom/wecom-channel.js"), import("./wecom/config.js")]);
   const channel = new WecomChannel({ ...deps, name, config: parseWecomConfig(raw, name) });
   for (const note of wecomSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -85,11 +81,7 @@ export const wecomFactory: ChannelFactory = async ({ name, raw, deps }) => {
  * and paired senders (the Python nanobot's list of direct-message senders).
  */
 export const slackFactory: ChannelFactory = async ({ name, raw, deps, httpServer }) => {
-  const [{ SlackChannel }, { parseSlackConfig }, { slackSettingNotes }] = await Promise.all([
-    import("./slack/slack-channel.js"),
-    import("./slack/config.js"),
-    import("./slack/setting-notes.js"),
-  ]);
+  const [{ SlackChannel }, { parseSlackConfig }] = await Promise.all([import("./slack/slack-channel.js"), import("./slack/config.js")]);
   const config = parseSlackConfig(raw, name);
   const dmAllowed = config.dm.policy === "allowlist" ? config.dm.allowFrom : [];
   const dmGate = dmAllowed.length ? new InboundGate({ bus: deps.bus, access: new AccessControl({ channel: name, allowFrom: dmAllowed }), logger: deps.logger }) : undefined;
@@ -99,11 +91,7 @@ export const slackFactory: ChannelFactory = async ({ name, raw, deps, httpServer
 };
 
 export const feishuFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ FeishuChannel }, { parseFeishuConfig }, { feishuSettingNotes }] = await Promise.all([
-    import("./feishu/feishu-channel.js"),
-    import("./feishu/config.js"),
-    import("./feishu/setting-notes.js"),
-  ]);
+  const [{ FeishuChannel }, { parseFeishuConfig }] = await Promise.all([import("./feishu/feishu-channel.js"), import("./feishu/config.js")]);
   const channel = new FeishuChannel({ ...deps, name, config: parseFeishuConfig(raw, name) });
   for (const note of feishuSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -111,11 +99,7 @@ export const feishuFactory: ChannelFactory = async ({ name, raw, deps }) => {
 
 /** Teams posts to the channel's own listener (`host`/`port`/`path`), not the gateway's server. */
 export const msteamsFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ MSTeamsChannel }, { parseMSTeamsConfig }, { msteamsSettingNotes }] = await Promise.all([
-    import("./msteams/msteams-channel.js"),
-    import("./msteams/config.js"),
-    import("./msteams/setting-notes.js"),
-  ]);
+  const [{ MSTeamsChannel }, { parseMSTeamsConfig }] = await Promise.all([import("./msteams/msteams-channel.js"), import("./msteams/config.js")]);
   const channel = new MSTeamsChannel({ ...deps, name, config: parseMSTeamsConfig(raw, name) });
   for (const note of msteamsSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -123,10 +107,9 @@ export const msteamsFactory: ChannelFactory = async ({ name, raw, deps }) => {
 
 /** Mattermost builds its own gates: direct messages follow `dm.policy` / `dm.allowFrom`. */
 export const mattermostFactory: ChannelFactory = async ({ name, raw, deps, pairing }) => {
-  const [{ MattermostChannel }, { parseMattermostConfig }, { mattermostSettingNotes }, { mattermostGates }] = await Promise.all([
+  const [{ MattermostChannel }, { parseMattermostConfig }, { mattermostGates }] = await Promise.all([
     import("./mattermost/mattermost-channel.js"),
     import("./mattermost/config.js"),
-    import("./mattermost/setting-notes.js"),
     import("./mattermost/access.js"),
   ]);
   const config = parseMattermostConfig(raw, name);
@@ -137,11 +120,7 @@ export const mattermostFactory: ChannelFactory = async ({ name, raw, deps, pairi
 };
 
 export const qqFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ QQChannel }, { parseQQConfig }, { qqSettingNotes }] = await Promise.all([
-    import("./qq/qq-channel.js"),
-    import("./qq/config.js"),
-    import("./qq/setting-notes.js"),
-  ]);
+  const [{ QQChannel }, { parseQQConfig }] = await Promise.all([import("./qq/qq-channel.js"), import("./qq/config.js")]);
   const channel = new QQChannel({ ...deps, name, config: parseQQConfig(raw, name) });
   for (const note of qqSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -149,22 +128,14 @@ export const qqFactory: ChannelFactory = async ({ name, raw, deps }) => {
 
 /** QQ personal accounts through NapCat (OneBot v11 over NapCat's WebSocket server). */
 export const napcatFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ NapcatChannel }, { parseNapcatConfig }, { napcatSettingNotes }] = await Promise.all([
-    import("./napcat/napcat-channel.js"),
-    import("./napcat/config.js"),
-    import("./napcat/setting-notes.js"),
-  ]);
+  const [{ NapcatChannel }, { parseNapcatConfig }] = await Promise.all([import("./napcat/napcat-channel.js"), import("./napcat/config.js")]);
   const channel = new NapcatChannel({ ...deps, name, config: parseNapcatConfig(raw, name) });
   for (const note of napcatSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
 };
 
 export const matrixFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ MatrixChannel }, { parseMatrixConfig }, { matrixSettingNotes }] = await Promise.all([
-    import("./matrix/matrix-channel.js"),
-    import("./matrix/config.js"),
-    import("./matrix/setting-notes.js"),
-  ]);
+  const [{ MatrixChannel }, { parseMatrixConfig }] = await Promise.all([import("./matrix/matrix-channel.js"), import("./matrix/config.js")]);
   const channel = new MatrixChannel({ ...deps, name, config: parseMatrixConfig(raw, name) });
   for (const note of matrixSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
@@ -172,11 +143,7 @@ export const matrixFactory: ChannelFactory = async ({ name, raw, deps }) => {
 
 /** Personal WeChat (iLink bot API); account.json lives under `<home>/weixin` unless `stateDir` says otherwise. */
 export const weixinFactory: ChannelFactory = async ({ name, raw, deps }) => {
-  const [{ WeixinChannel }, { parseWeixinConfig }, { weixinSettingNotes }] = await Promise.all([
-    import("./weixin/weixin-channel.js"),
-    import("./weixin/config.js"),
-    import("./weixin/setting-notes.js"),
-  ]);
+  const [{ WeixinChannel }, { parseWeixinConfig }] = await Promise.all([import("./weixin/weixin-channel.js"), import("./weixin/config.js")]);
   const channel = new WeixinChannel({ ...deps, name, config: parseWeixinConfig(raw, name, deps.home) });
   for (const note of weixinSettingNotes(name, raw)) deps.logger.warn(note);
   return channel;
