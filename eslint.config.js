@@ -20,8 +20,8 @@ export default tseslint.config(
     },
   },
   {
-    // Build scripts and test preloads run on Node.
-    files: ["scripts/**/*.mjs", "test/fixtures/**/*.mjs"],
+    // Build scripts and the test and bench preloads run on Node.
+    files: ["scripts/**/*.mjs", "test/fixtures/**/*.mjs", "bench/support/**/*.mjs"],
     languageOptions: { globals: { URL: "readonly", process: "readonly", console: "readonly" } },
   },
   {

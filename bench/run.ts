@@ -11,6 +11,7 @@ import { CLUSTER_FULL, CLUSTER_QUICK, formatClusterBench, runClusterBench } from
 import { FAILOVER_FULL, FAILOVER_QUICK, formatFailoverBench, runFailoverBench } from "./cluster-failover-bench.js";
 import { formatEngineOverheadBench, runEngineOverheadBench } from "./engine-overhead.js";
 import { GATEWAY_FULL, GATEWAY_QUICK, formatGatewayBench, runGatewayBench } from "./gateway-bench.js";
+import { SOAK_FULL, SOAK_QUICK, formatGatewaySoak, runGatewaySoak } from "./gateway-soak.js";
 import { LONG_FULL, LONG_QUICK, formatLongSessionBench, runLongSessionBench } from "./long-session.js";
 import { FULL, QUICK, formatPeersBench, runPeersBench } from "./peers-bench.js";
 import type { ColdStartResult } from "./cold-start.js";
@@ -40,6 +41,14 @@ const BENCHES: BenchEntry[] = [
     run: async (quick) => {
       const data = await runGatewayBench(quick ? GATEWAY_QUICK : GATEWAY_FULL, progress);
       return { data, table: formatGatewayBench(data) };
+    },
+  },
+  {
+    // Needs the built CLI (`npm run build`).
+    name: "gateway-soak",
+    run: async (quick) => {
+      const data = await runGatewaySoak(quick ? SOAK_QUICK : SOAK_FULL, progress);
+      return { data, table: formatGatewaySoak(data) };
     },
   },
   {

@@ -22,14 +22,24 @@ interface Entry {
   weight: number;
 }
 
-/** Characters of stored JSON held at most (~2 bytes each as strings, less as objects); then cleared. */
-export const DEFAULT_MAX_CACHED_CHARS = 8_000_000;
+/**
+ * Heap the cache may hold, by estimate; then it is cleared. Measured on Node 20: a cached message
+ * costs ~310 bytes (its entry, the message, its part list and parts) beside its text, one byte a
+ * character, two when any character is beyond Latin-1. 8 MiB hold ~17,000 messages of 150
+ * characters: the replay windows (120 messages by default) of ~140 busy sessions.
+ */
+export const DEFAULT_MAX_CACHED_BYTES = 8 * 2 ** 20;
+/** What one cached message costs beside its stored JSON (measured, rounded up). */
+const MESSAGE_OVERHEAD_BYTES = 320;
+/** Any character a one-byte V8 string cannot hold: its strings take two bytes a character. */
+// eslint-disable-next-line no-control-regex
+const WIDE = /[^\u0000-\u00ff]/;
 
 export class ParsedMessages {
   private readonly entries = new Map<string, Entry>();
-  private chars = 0;
+  private bytes = 0;
 
-  constructor(private readonly maxChars = DEFAULT_MAX_CACHED_CHARS) {}
+  constructor(private readonly maxBytes = DEFAULT_MAX_CACHED_BYTES) {}
 
   /** The message of the row at `place` in `threadId`, if it was parsed before. */
   get(threadId: string, place: RowPlace): Message | undefined {
@@ -43,13 +53,14 @@ export class ParsedMessages {
     const message = rowToMessage(row);
     Object.freeze(message.content);
     Object.freeze(message);
-    const weight = 64 + row.content.length + (row.tool_calls?.length ?? 0) + (row.flags?.length ?? 0) + (row.usage?.length ?? 0);
+    const stored = row.content.length + (row.tool_calls?.length ?? 0) + (row.flags?.length ?? 0) + (row.usage?.length ?? 0);
+    const weight = MESSAGE_OVERHEAD_BYTES + (WIDE.test(row.content) ? 2 * stored : stored);
     // A wholesale clear costs one re-parse of the sessions in use; an LRU would cost every hit.
-    if (this.chars + weight > this.maxChars) this.clear();
+    if (this.bytes + weight > this.maxBytes) this.clear();
     const previous = this.entries.get(row.id);
-    if (previous) this.chars -= previous.weight;
+    if (previous) this.bytes -= previous.weight;
     this.entries.set(row.id, { threadId: row.thread_id, seq: row.seq, message, weight });
-    this.chars += weight;
+    this.bytes += weight;
     return message;
   }
 
@@ -59,6 +70,6 @@ export class ParsedMessages {
 
   clear(): void {
     this.entries.clear();
-    this.chars = 0;
+    this.bytes = 0;
   }
 }

@@ -51,8 +51,8 @@ export interface SqliteSessionStoreOptions {
   retry?: Partial<RetryPolicy>;
   now?: () => number;
   logger?: Logger;
-  /** Characters of stored messages kept parsed for history replays (default 8M, ~20–40 MB of heap). */
-  historyCacheChars?: number;
+  /** Heap, in bytes by estimate, for messages kept parsed for history replays (default 8 MiB). */
+  historyCacheBytes?: number;
   /** Exact token counts to save with each message written (read back with it); none when absent. */
   tokenCounter?: MessageTokenCounter;
 }
@@ -80,7 +80,7 @@ export class SqliteSessionStore implements PortableSessionStore {
     this.log = options.logger ?? silentLogger;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.db = openDatabase(path, { busyTimeoutMs: options.busyTimeoutMs });
-    this.parsed = new ParsedMessages(options.historyCacheChars);
+    this.parsed = new ParsedMessages(options.historyCacheBytes);
     const now = options.now ?? Date.now;
     this.q = new SessionQueries(this.db, now, options.tokenCounter);
     this.places = new ThreadPlaces(this.db, (threadId, fromSeq, beforeSeq, limit) => this.q.placesNewestFirst(threadId, fromSeq, beforeSeq, limit));

@@ -109,7 +109,7 @@ describe("loadHistory's parsed-message cache", () => {
 
 describe("a store with a small history cache", () => {
   it("replays correctly while the cache fills and clears in the middle of a load", async () => {
-    const small = new SqliteSessionStore({ path: join(stores.dir, "small.db"), historyCacheChars: 2_000 });
+    const small = new SqliteSessionStore({ path: join(stores.dir, "small.db"), historyCacheBytes: 6_000 });
     try {
       // 30 messages, one page of places, about 16 of them fit in the cache: every load clears it midway.
       for (let i = 0; i < 15; i++) await plainTurn(small, KEY, `question ${i} ${"x".repeat(40)}`, `answer ${i}`);
@@ -152,13 +152,22 @@ describe("ParsedMessages", () => {
     expect(cache.get("t1", ["m2", 3])).toBeUndefined();
   });
 
-  it("is cleared wholesale when it would hold more than its character budget", () => {
-    // Each row weighs 64 + its 127 characters of JSON: three fit in 700, a fourth does not.
-    const cache = new ParsedMessages(700);
+  it("is cleared wholesale when it would hold more than its heap budget", () => {
+    // Each row weighs 320 (a cached message's own cost) + its 127 characters of JSON: three fit in 1,400, a fourth does not.
+    const cache = new ParsedMessages(1_400);
     for (let i = 0; i < 3; i++) cache.parse(row(`m${i}`, i, "x".repeat(100)));
     expect(cache.size).toBe(3);
     cache.parse(row("m3", 3, "x".repeat(100)));
     expect(cache.size).toBe(1);
     expect(cache.get("t1", ["m3", 3])).toBeDefined();
+  });
+
+  it("counts text beyond Latin-1 at two bytes a character, as V8 stores it", () => {
+    // 320 + 2 × 127: two fit in 1,400, a third does not.
+    const cache = new ParsedMessages(1_400);
+    for (let i = 0; i < 2; i++) cache.parse(row(`w${i}`, i, "漢".repeat(100)));
+    expect(cache.size).toBe(2);
+    cache.parse(row("w2", 2, "漢".repeat(100)));
+    expect(cache.size).toBe(1);
   });
 });
