@@ -1,8 +1,9 @@
 /**
  * Start-up speed: every command module pulls in its own dependencies (their heavy parts, the
- * MCP SDK, the channel adapters and the PostgreSQL store, are loaded where they are used), so
- * loading all of them costs every command. `agent -m` is the path where start-up is the user's wait (and issue
- * #25's measure), so when the command line names `agent`, `main` loads only that command.
+ * MCP SDK, the channel adapters and the PostgreSQL driver, load where they are used), so
+ * loading all of them costs every command. `agent -m` is the path where start-up is the user's
+ * wait (and issue #25's measure), so when the command line names `agent`, `main` loads only
+ * that command.
  * Only `agent`: each entry here is one more split point for the bundler, and the extra chunks
  * cost the commands that load most of the program anyway (the gateway) in loader time and RSS.
  */

@@ -1,8 +1,7 @@
 /**
  * What a server spec says without connecting: its transport, its URL with `${VAR}`s expanded,
- * whether it speaks OAuth. Apart
- * from transport.ts, which loads the SDK's client transports, so that `nanobot status` and the
- * gateway's start can read specs without loading the SDK.
+ * whether it speaks OAuth. Kept apart from transport.ts, which loads the SDK's client
+ * transports, so that `nanobot status` and the gateway's start read specs without the SDK.
  */
 import { isSecretKey } from "../core/scrub.js";
 import type { McpServerSpec, McpTransportType } from "./types.js";
