@@ -346,7 +346,7 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  return { rows, ...(start ? { start } : {}), errors };
+  return { rows, start, errors };
 }
 
 async function measureOnce(variant: GatewayVariant, env: NodeJS.ProcessEnv, cwd: string, fake: FakeLLM, clients: number, perClient: number, tag: string): Promise<GatewayRow> {

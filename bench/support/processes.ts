@@ -18,25 +18,21 @@ export function nowEpochMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** The kernel's peak RSS of a live process (VmHWM), MiB; NaN where /proc is missing. */
-export function peakRssMiB(pid: number): number {
+/** A memory line of a live process's /proc status (`VmHWM`, `VmRSS`), MiB; NaN where /proc is missing. */
+function procStatusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   try {
-    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return match ? Number(match[1]) / 1024 : Number.NaN;
   } catch {
     return Number.NaN;
   }
 }
 
+/** The kernel's peak RSS of a live process (VmHWM), MiB; NaN where /proc is missing. */
+export const peakRssMiB = (pid: number): number => procStatusMiB(pid, "VmHWM");
+
 /** The kernel's current RSS of a live process (VmRSS), MiB; NaN where /proc is missing. */
-export function rssMiB(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return match ? Number(match[1]) / 1024 : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
+export const rssMiB = (pid: number): number => procStatusMiB(pid, "VmRSS");
 
 /** Resolves with the first stdout line of `child` that parses as JSON with a `port`. */
 export function waitForPort(child: ChildProcess, what: string, timeoutMs = 30_000): Promise<number> {
