@@ -32,6 +32,8 @@ import type { TurnReply, TurnRequest } from "./turn-processor.js";
 
 /** History is read up to this multiple of its budgets, so consolidation can see that it is full. */
 const RESTORE_HEADROOM = 1.5;
+/** Messages a replay is expected to read past its cap before it reaches a user message (a read hint). */
+const CAP_SLACK = 8;
 /** Messages replayed per turn when `agents.defaults.maxMessages` is unset (the Python nanobot's default). */
 export const DEFAULT_MAX_MESSAGES = 120;
 
@@ -108,7 +110,8 @@ async function runStages(deps: TurnRunnerDeps, job: TurnJob, slot: ModelSlot): P
     let read = 0;
     // Past the message cap every message "costs" the whole budget, so the read stops at the next user message.
     const estimate = (m: Message): number => (++read > messageCap ? tokenBudget + 1 : estimator.message(m));
-    const history = metadata ? await store.loadHistory(sessionKey, { tokenBudget, estimate }) : [];
+    // The read runs a little past the cap, to the next user message.
+    const history = metadata ? await store.loadHistory(sessionKey, { tokenBudget, estimate, expectedMessages: messageCap + CAP_SLACK }) : [];
     return { profile, history, metadata, reopened };
   });
   const { profile } = restored;

@@ -30,7 +30,9 @@ import * as turns from "./pg-turns.js";
 import type { PgTurnOps } from "./pg-turns.js";
 import type { ImportResult, ImportThreadInput, PortableSessionStore, SessionRecords, ThreadExport } from "./records.js";
 import { sanitizeToolResults } from "./repair.js";
+import { ParsedMessages } from "./parsed-messages.js";
 import { rowToMessage } from "./rows.js";
+import type { MessageRow } from "./rows.js";
 import { DEFAULT_RETRY } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
@@ -39,6 +41,8 @@ import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadersh
 
 /** Rows read per round trip when a budgeted history load walks back from the newest message. */
 const HISTORY_PAGE = 64;
+/** The most a first read takes when the caller expects more than a page (`expectedMessages`). */
+const MAX_FIRST_PAGE = 1_000;
 
 export interface PgSessionStoreOptions {
   /** `postgres://user@host:port/database`; `?schema=name` keeps the tables in that schema. */
@@ -58,6 +62,8 @@ export interface PgSessionStoreOptions {
   maxLeaseConnections?: number;
   /** Time between a follower's tries for leadership (default 2 s). */
   leaderRetryMs?: number;
+  /** Heap the parsed-history cache may hold (default 8 MiB; see ParsedMessages). */
+  historyCacheBytes?: number;
 }
 
 export class PgSessionStore implements PortableSessionStore {
@@ -78,6 +84,12 @@ export class PgSessionStore implements PortableSessionStore {
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
   private readonly deliveries: PgDeliveries;
+  /**
+   * Replayed messages parsed before, by row id (rows are never updated, and the ids of a thread's
+   * rows are read on every replay, so other workers' inserts and deletes show). Besides the
+   * parsing, the same objects keep the token estimator's per-message counts warm.
+   */
+  private readonly parsed: ParsedMessages;
 
   constructor(options: PgSessionStoreOptions) {
     const { url, schema } = splitSchema(options.url);
@@ -94,6 +106,7 @@ export class PgSessionStore implements PortableSessionStore {
     this.lockUrl = url;
     this.leaderRetryMs = options.leaderRetryMs;
     this.deliveries = new PgDeliveries(this.now);
+    this.parsed = new ParsedMessages(options.historyCacheBytes);
     this.workers = new PgWorkerId({ url, namespace: this.schema ?? "public", pool: async () => (await this.migrate(), this.pool) });
     this.leases = new PgSessionLeases({
       url,
@@ -172,7 +185,7 @@ export class PgSessionStore implements PortableSessionStore {
       const thread = await this.resolveThread(q, sessionKey, options.threadId);
       if (!thread) return [];
       const summaryRow = thread.summary_seq === null ? undefined : await q.rowAt(thread.id, thread.summary_seq);
-      const summary = summaryRow ? rowToMessage(summaryRow) : undefined;
+      const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
       const head = summary ? [summary] : [];
       if (options.tokenBudget === undefined) {
         const rows = await q.rowsFrom(thread.id, thread.replay_seq);
@@ -180,16 +193,21 @@ export class PgSessionStore implements PortableSessionStore {
       }
       const estimate = options.estimate ?? roughTokenEstimate;
       const trimmer = new BudgetTrimmer(options.tokenBudget - (summary ? estimate(summary) : 0), estimate);
-      for (let before = Number.MAX_SAFE_INTEGER; ; ) {
-        const rows = await q.rowsNewestFirst(thread.id, thread.replay_seq, before, HISTORY_PAGE);
+      let page = Math.min(MAX_FIRST_PAGE, Math.max(HISTORY_PAGE, Math.ceil(options.expectedMessages ?? 0)));
+      for (let before = Number.MAX_SAFE_INTEGER; ; page = HISTORY_PAGE) {
+        const rows = await q.rowsNewestFirst(thread.id, thread.replay_seq, before, page);
         for (const row of rows) {
           if (row.seq === thread.summary_seq) continue;
-          if (!trimmer.push(rowToMessage(row))) return [...head, ...trimmer.result()];
+          if (!trimmer.push(this.parsedRow(row))) return [...head, ...trimmer.result()];
         }
-        if (rows.length < HISTORY_PAGE) return [...head, ...trimmer.result()];
+        if (rows.length < page) return [...head, ...trimmer.result()];
         before = rows[rows.length - 1]!.seq;
       }
     });
+  }
+
+  private parsedRow(row: MessageRow): Message {
+    return this.parsed.get(row.thread_id, [row.id, row.seq]) ?? this.parsed.parse(row);
   }
 
   async loadMessages(sessionKey: string, options: { threadId?: string } = {}): Promise<Message[]> {

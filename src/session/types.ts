@@ -90,6 +90,11 @@ export interface LoadHistoryOptions {
   tokenBudget?: number;
   /** Token estimate of one message (default: serialized length / 4). */
   estimate?: (message: Message) => number;
+  /**
+   * About how many messages the budget will take (the turn's message cap): a hint a store sizes
+   * its first read by, so a replay that fits it takes one round trip. The budget still decides.
+   */
+  expectedMessages?: number;
   /** Read this thread instead of the current one (e.g. an archived thread). */
   threadId?: string;
 }

@@ -1,7 +1,8 @@
 /**
- * Replayed histories come from the store's parsed-message cache: the same (frozen) objects turn
- * after turn, and still exactly what the rows say after rollbacks, deletions, thread switches,
- * consolidation, another process's writes, and histories longer than one page of places.
+ * Replayed histories come from the store's parsed-message cache (SQLite and PostgreSQL): the same
+ * (frozen) objects turn after turn, and still exactly what the rows say after rollbacks,
+ * deletions, thread switches, consolidation, another process's writes, histories longer than
+ * one page, and whatever first read the caller's `expectedMessages` asks for.
  */
 import { describe, expect, it } from "vitest";
 import { assistantMessage, userMessage } from "../../src/core/index.js";
@@ -10,21 +11,13 @@ import { ParsedMessages } from "../../src/session/parsed-messages.js";
 import { rowToMessage } from "../../src/session/rows.js";
 import { join } from "node:path";
 import { SqliteSessionStore } from "../../src/session/index.js";
-import { plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
+import type { PortableSessionStore } from "../../src/session/index.js";
+import { describeEachStore, plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "api:cache";
 const tenEach = (_m: Message): number => 10;
 
-let stores: TempStores;
-let store: SqliteSessionStore;
-storePerTest((fx) => ({ stores, store } = fx));
-
-/** The history as a fresh store (no cache) reads it: the reference every cached read must equal. */
-async function uncached(options: { tokenBudget?: number } = {}): Promise<Message[]> {
-  const fresh = stores.open();
-  return fresh.loadHistory(KEY, options.tokenBudget === undefined ? {} : { tokenBudget: options.tokenBudget, estimate: tenEach });
-}
 
 async function uncachedFrom(path: string): Promise<Message[]> {
   const fresh = new SqliteSessionStore({ path });
@@ -35,7 +28,17 @@ async function uncachedFrom(path: string): Promise<Message[]> {
   }
 }
 
-describe("loadHistory's parsed-message cache", () => {
+await describeEachStore("loadHistory's parsed-message cache", (kind) => {
+  let stores: TempStores<PortableSessionStore>;
+  let store: PortableSessionStore;
+  storePerTest((fx) => ({ stores, store } = fx), kind);
+
+  /** The history as a fresh store (no cache) reads it: the reference every cached read must equal. */
+  async function uncached(options: { tokenBudget?: number } = {}): Promise<Message[]> {
+    const fresh = stores.open();
+    return fresh.loadHistory(KEY, options.tokenBudget === undefined ? {} : { tokenBudget: options.tokenBudget, estimate: tenEach });
+  }
+
   it("returns the same frozen objects on the next turn and parses only the new rows", async () => {
     await plainTurn(store, KEY, "one", "1");
     const first = await store.loadHistory(KEY, { tokenBudget: 1000, estimate: tenEach });
@@ -105,9 +108,23 @@ describe("loadHistory's parsed-message cache", () => {
     expect(shape(budgeted)[0]).toBe("user:q15");
     expect(budgeted).toEqual(await uncached({ tokenBudget: 1500 }));
   });
+
+  it("reads the same history whatever size of first read the caller expects", async () => {
+    for (let i = 0; i < 90; i++) await plainTurn(store, KEY, `q${i}`, `a${i}`);
+    for (const tokenBudget of [1500, 5000]) {
+      const reference = await uncached({ tokenBudget });
+      for (const expectedMessages of [1, 64, 65, 150, 158, 180, 5_000]) {
+        expect(await stores.open().loadHistory(KEY, { tokenBudget, estimate: tenEach, expectedMessages })).toEqual(reference);
+        expect(await store.loadHistory(KEY, { tokenBudget, estimate: tenEach, expectedMessages })).toEqual(reference);
+      }
+    }
+  });
 });
 
 describe("a store with a small history cache", () => {
+  let stores: TempStores;
+  storePerTest((fx) => ({ stores } = fx));
+
   it("replays correctly while the cache fills and clears in the middle of a load", async () => {
     const small = new SqliteSessionStore({ path: join(stores.dir, "small.db"), historyCacheBytes: 6_000 });
     try {
