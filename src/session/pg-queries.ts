@@ -9,6 +9,7 @@ import type { Queryable } from "./pg-db.js";
 import { unansweredToolCalls } from "./repair.js";
 import { MESSAGE_COLUMNS, messageToRow, rowToMessage } from "./rows.js";
 import type { MessageRow } from "./rows.js";
+import type { RowPlace } from "./parsed-messages.js";
 import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
@@ -173,6 +174,23 @@ export class PgQueries {
       "SELECT * FROM messages WHERE thread_id = $1 AND seq >= $2 AND seq < $3::bigint ORDER BY seq DESC LIMIT $4",
       [threadId, fromSeq, beforeSeq, limit],
     );
+  }
+
+  /** Up to `limit` rows' `[id, seq]` below `beforeSeq` (and at or after `fromSeq`), newest first. */
+  async placesNewestFirst(threadId: string, fromSeq: number, beforeSeq: number, limit: number): Promise<RowPlace[]> {
+    const result = await this.c.query<[string, number]>({
+      text: "SELECT id, seq FROM messages WHERE thread_id = $1 AND seq >= $2 AND seq < $3::bigint ORDER BY seq DESC LIMIT $4",
+      values: [threadId, fromSeq, beforeSeq, limit],
+      // Arrays, not an object per row: this runs on every turn.
+      rowMode: "array",
+    });
+    return result.rows;
+  }
+
+  /** The whole rows at `seqs` of a thread, by seq. */
+  async rowsAtSeqs(threadId: string, seqs: readonly number[]): Promise<Map<number, MessageRow>> {
+    const rows = await this.all<MessageRow>("SELECT * FROM messages WHERE thread_id = $1 AND seq = ANY($2::int[])", [threadId, seqs]);
+    return new Map(rows.map((row) => [row.seq, row]));
   }
 
   rowAt(threadId: string, seq: number): Promise<MessageRow | undefined> {

@@ -31,6 +31,7 @@ import type { PgTurnOps } from "./pg-turns.js";
 import type { ImportResult, ImportThreadInput, PortableSessionStore, SessionRecords, ThreadExport } from "./records.js";
 import { sanitizeToolResults } from "./repair.js";
 import { ParsedMessages } from "./parsed-messages.js";
+import type { RowPlace } from "./parsed-messages.js";
 import { rowToMessage } from "./rows.js";
 import type { MessageRow } from "./rows.js";
 import { DEFAULT_RETRY } from "./sqlite-db.js";
@@ -39,9 +40,9 @@ import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
 import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, MetadataPatch, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
 
-/** Rows read per round trip when a budgeted history load walks back from the newest message. */
+/** Places (and at most whole rows) read per round trip when a budgeted history load walks back from the newest message. */
 const HISTORY_PAGE = 64;
-/** The most a first read takes when the caller expects more than a page (`expectedMessages`). */
+/** The most places a first read takes when the caller expects more than a page (`expectedMessages`). */
 const MAX_FIRST_PAGE = 1_000;
 
 export interface PgSessionStoreOptions {
@@ -193,17 +194,48 @@ export class PgSessionStore implements PortableSessionStore {
       }
       const estimate = options.estimate ?? roughTokenEstimate;
       const trimmer = new BudgetTrimmer(options.tokenBudget - (summary ? estimate(summary) : 0), estimate);
-      let page = Math.min(MAX_FIRST_PAGE, Math.max(HISTORY_PAGE, Math.ceil(options.expectedMessages ?? 0)));
-      for (let before = Number.MAX_SAFE_INTEGER; ; page = HISTORY_PAGE) {
-        const rows = await q.rowsNewestFirst(thread.id, thread.replay_seq, before, page);
-        for (const row of rows) {
-          if (row.seq === thread.summary_seq) continue;
-          if (!trimmer.push(this.parsedRow(row))) return [...head, ...trimmer.result()];
-        }
-        if (rows.length < page) return [...head, ...trimmer.result()];
-        before = rows[rows.length - 1]!.seq;
-      }
+      await this.eachNewestFirst(q, thread, options.expectedMessages, (m) => trimmer.push(m));
+      return [...head, ...trimmer.result()];
     });
+  }
+
+  /**
+   * The thread's replayed messages, newest first, until `take` returns false. The places
+   * (`[id, seq]`) come first, the first read sized by what the caller expects to take; a whole
+   * row is read only for a place not parsed before, with the next uncached places (up to a page)
+   * in the same round trip. A steady turn thus reads the window's ids and the last turn's rows.
+   */
+  private async eachNewestFirst(q: PgQueries, thread: ThreadRow, expected: number | undefined, take: (message: Message) => boolean): Promise<void> {
+    let limit = Math.min(MAX_FIRST_PAGE, Math.max(HISTORY_PAGE, Math.ceil(expected ?? 0)));
+    for (let before = Number.MAX_SAFE_INTEGER; ; limit = HISTORY_PAGE) {
+      const places = await q.placesNewestFirst(thread.id, thread.replay_seq, before, limit);
+      let rows = new Map<number, MessageRow>();
+      for (let i = 0; i < places.length; i++) {
+        const place = places[i]!;
+        if (place[1] === thread.summary_seq) continue;
+        let message = this.parsed.get(thread.id, place);
+        if (!message) {
+          if (!rows.has(place[1])) rows = await q.rowsAtSeqs(thread.id, this.uncachedFrom(thread, places, i));
+          const row = rows.get(place[1]);
+          // The places and the rows come from one snapshot (a read transaction).
+          if (!row) throw new SessionStoreError(`message ${place[0]} vanished from its thread while the history was read`);
+          message = this.parsed.parse(row);
+        }
+        if (!take(message)) return;
+      }
+      if (places.length < limit) return;
+      before = places[places.length - 1]![1];
+    }
+  }
+
+  /** The seq at `places[from]` and those of the next places not parsed before, up to a page. */
+  private uncachedFrom(thread: ThreadRow, places: readonly RowPlace[], from: number): number[] {
+    const seqs = [places[from]![1]];
+    for (let j = from + 1; j < places.length && seqs.length < HISTORY_PAGE; j++) {
+      const place = places[j]!;
+      if (place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)) seqs.push(place[1]);
+    }
+    return seqs;
   }
 
   private parsedRow(row: MessageRow): Message {

@@ -9,24 +9,13 @@ import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { Message } from "../../src/core/index.js";
 import { ParsedMessages } from "../../src/session/parsed-messages.js";
 import { rowToMessage } from "../../src/session/rows.js";
-import { join } from "node:path";
-import { SqliteSessionStore } from "../../src/session/index.js";
+import { PgSessionStore, SqliteSessionStore } from "../../src/session/index.js";
 import type { PortableSessionStore } from "../../src/session/index.js";
 import { describeEachStore, plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "api:cache";
 const tenEach = (_m: Message): number => 10;
-
-
-async function uncachedFrom(path: string): Promise<Message[]> {
-  const fresh = new SqliteSessionStore({ path });
-  try {
-    return await fresh.loadHistory(KEY);
-  } finally {
-    await fresh.close();
-  }
-}
 
 await describeEachStore("loadHistory's parsed-message cache", (kind) => {
   let stores: TempStores<PortableSessionStore>;
@@ -121,17 +110,22 @@ await describeEachStore("loadHistory's parsed-message cache", (kind) => {
   });
 });
 
-describe("a store with a small history cache", () => {
-  let stores: TempStores;
-  storePerTest((fx) => ({ stores } = fx));
+await describeEachStore("a store with a small history cache", (kind) => {
+  let stores: TempStores<PortableSessionStore>;
+  storePerTest((fx) => ({ stores } = fx), kind);
 
   it("replays correctly while the cache fills and clears in the middle of a load", async () => {
-    const small = new SqliteSessionStore({ path: join(stores.dir, "small.db"), historyCacheBytes: 6_000 });
+    const spec = stores.spec("small.db");
+    const small = spec.kind === "sqlite" ? new SqliteSessionStore({ path: spec.path, historyCacheBytes: 6_000 }) : new PgSessionStore({ url: spec.url, schema: spec.schema, historyCacheBytes: 6_000 });
     try {
       // 30 messages, one page of places, about 16 of them fit in the cache: every load clears it midway.
       for (let i = 0; i < 15; i++) await plainTurn(small, KEY, `question ${i} ${"x".repeat(40)}`, `answer ${i}`);
-      const reference = await uncachedFrom(join(stores.dir, "small.db"));
-      for (let round = 0; round < 3; round++) expect(await small.loadHistory(KEY)).toEqual(reference);
+      const reference = await stores.open("small.db").loadHistory(KEY);
+      expect(reference).toHaveLength(30);
+      for (let round = 0; round < 3; round++) {
+        expect(await small.loadHistory(KEY)).toEqual(reference);
+        expect(await small.loadHistory(KEY, { tokenBudget: 1000, estimate: tenEach, expectedMessages: 40 })).toEqual(reference);
+      }
       expect(await small.loadHistory(KEY, { tokenBudget: 200, estimate: tenEach })).toHaveLength(20);
     } finally {
       await small.close();
