@@ -13,15 +13,14 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { LLM_DELAY_MS, load } from "./gateway-bench.js";
+import { scratchDatabase } from "./support/postgres.js";
 import { REPO_DIR, cpuMsOf, startFakeLLMProcess, stopChild, waitForPort } from "./support/processes.js";
 import { percentile, table } from "./support/stats.js";
 
 const GATE = 3;
 /** `store.maxLeaseConnections` of the PostgreSQL workers. */
 const MAX_LEASE_CONNECTIONS = 16;
-const ADMIN_URL = process.env["NANOBOT_BENCH_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 export interface ClusterBenchOptions {
   clients: number[];
@@ -48,32 +47,6 @@ export interface ClusterRow {
 export interface ClusterBenchResult {
   rows: ClusterRow[];
   errors: string[];
-}
-
-/** A throwaway database on the local PostgreSQL; dropped by the returned function. */
-async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `nanobot_bench_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 3000 });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const again = new pg.Client({ connectionString: ADMIN_URL });
-      await again.connect();
-      try {
-        await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await again.end();
-      }
-    },
-  };
 }
 
 async function startWorkers(count: number, env: NodeJS.ProcessEnv, dir: string, tag: string): Promise<{ children: ChildProcess[]; urls: string[] }> {

@@ -118,13 +118,19 @@ export interface GatewayBenchOptions {
   clients: number[];
   /** Measured requests per client, after its first (unmeasured) one. */
   requestsPerClient: number;
+  /**
+   * Measured requests per run at least (each client sends more when `clients × requestsPerClient`
+   * falls short): a p99 needs ~100 samples or more to be one. At one client, 20 requests made the
+   * "p99" the slowest of 20, so one late read of the model's answer set the figure.
+   */
+  minRequestsPerRun: number;
   runs: number;
   /** Fresh starts of the shipped gateway for the start-up row. */
   startRuns: number;
 }
 
-export const GATEWAY_FULL: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 20, runs: 3, startRuns: 7 };
-export const GATEWAY_QUICK: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 2, runs: 1, startRuns: 2 };
+export const GATEWAY_FULL: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 20, minRequestsPerRun: 200, runs: 3, startRuns: 7 };
+export const GATEWAY_QUICK: GatewayBenchOptions = { clients: [1, 50, 200], requestsPerClient: 2, minRequestsPerRun: 0, runs: 1, startRuns: 2 };
 
 export interface Sample {
   latencyMs: number;
@@ -324,7 +330,7 @@ export async function runGatewayBench(options: GatewayBenchOptions, log: (line: 
     });
     for (const variant of VARIANTS) {
       for (const clients of options.clients) {
-        const perClient = options.requestsPerClient;
+        const perClient = Math.max(options.requestsPerClient, Math.ceil(options.minRequestsPerRun / clients));
         log(`gateway: ${variant.name}, ${clients} clients × ${perClient} requests × ${options.runs} runs …`);
         try {
           const perRun: GatewayRow[] = [];

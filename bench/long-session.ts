@@ -6,6 +6,9 @@
  *   3-round `bench-loop` script), process CPU per turn and peak RSS;
  * - **tool-heavy turn**: 30 tool rounds, each result 20 KB (`bench-heavy`), in a fresh session.
  * Each case runs in its own process (`--worker`, job in BENCH_JOB), so RSS is the case's own.
+ * Both cases run on the SQLite store and, when the bench's PostgreSQL answers
+ * (`NANOBOT_BENCH_PG_URL`, default the local server; support/postgres.ts), on the PostgreSQL
+ * store too, in a throwaway database per process: every statement there is a round trip.
  *
  *   npx tsx bench/long-session.ts [--quick] [--runs=N]   (or `npm run bench -- --only=long-session`)
  */
@@ -15,11 +18,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CreateContender } from "./contenders/types.js";
 import { EXPECTED_ANSWER } from "./contenders/types.js";
+import { postgresUnavailable, scratchDatabase } from "./support/postgres.js";
 import { BENCH_DIR, REPO_DIR, startFakeLLMProcess } from "./support/processes.js";
 import { spread, table } from "./support/stats.js";
 import type { Spread } from "./support/stats.js";
 
-type Job = { kind: "long"; baseURL: string; history: number; turns: number } | { kind: "heavy"; baseURL: string; turns: number; warmup: number };
+type Job = ({ kind: "long"; baseURL: string; history: number; turns: number } | { kind: "heavy"; baseURL: string; turns: number; warmup: number }) & {
+  /** The PostgreSQL store instead of SQLite. */
+  postgres?: boolean;
+};
 
 interface CaseResult {
   /** long: CPU and wall of the session's first turn (the seeded history read back). */
@@ -38,10 +45,12 @@ export interface LongSessionOptions {
   histories: number[];
   steadyTurns: number;
   heavyTurns: number;
+  /** The same cases on the PostgreSQL store, when it answers. */
+  postgres: boolean;
 }
 
-export const LONG_FULL: LongSessionOptions = { runs: 3, histories: [10_000, 100_000], steadyTurns: 20, heavyTurns: 5 };
-export const LONG_QUICK: LongSessionOptions = { runs: 1, histories: [10_000], steadyTurns: 5, heavyTurns: 2 };
+export const LONG_FULL: LongSessionOptions = { runs: 3, histories: [10_000, 100_000], steadyTurns: 20, heavyTurns: 5, postgres: true };
+export const LONG_QUICK: LongSessionOptions = { runs: 1, histories: [10_000], steadyTurns: 5, heavyTurns: 2, postgres: false };
 
 export interface LongSessionRow {
   case: string;
@@ -63,9 +72,10 @@ async function runCase(job: Job): Promise<CaseResult> {
   for (const method of ["log", "info", "warn", "debug"] as const) console[method] = () => undefined;
   const workDir = mkdtempSync(join(tmpdir(), "nanobot-bench-long-"));
   process.env.HOME = workDir;
+  const database = job.postgres ? await scratchDatabase() : undefined;
   try {
     const mod = (await import("./contenders/nanobot-loop.js")) as { createContender: CreateContender };
-    const c = await mod.createContender({ baseURL: job.baseURL, workDir });
+    const c = await mod.createContender({ baseURL: job.baseURL, workDir, ...(database ? { storeUrl: database.url } : {}) });
     const check = (answer: string) => {
       if (answer.trim() !== EXPECTED_ANSWER) throw new Error(`answered ${JSON.stringify(answer)}`);
     };
@@ -100,6 +110,7 @@ async function runCase(job: Job): Promise<CaseResult> {
     return { ...result, peakRssMiB: process.resourceUsage().maxRSS / 1024 };
   } finally {
     rmSync(workDir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
 
@@ -125,14 +136,20 @@ function runWorker(job: Job): Promise<CaseResult> {
 }
 
 export async function runLongSessionBench(options: LongSessionOptions, log: (line: string) => void = () => undefined): Promise<LongSessionRow[]> {
+  const unavailable = options.postgres ? await postgresUnavailable() : undefined;
+  if (unavailable) log(`long-session: no PostgreSQL rows: ${unavailable}`);
   const fake = await startFakeLLMProcess(0);
-  const cases: { name: string; job: Job }[] = [
-    ...options.histories.map((history) => ({
-      name: `long session, ${history.toLocaleString("en-US")} prior msgs`,
-      job: { kind: "long" as const, baseURL: fake.baseURL, history, turns: options.steadyTurns },
-    })),
-    { name: "tool-heavy turn, 30 rounds × 20 KB", job: { kind: "heavy", baseURL: fake.baseURL, turns: options.heavyTurns, warmup: 1 } },
-  ];
+  const casesOn = (postgres: boolean): { name: string; job: Job }[] => {
+    const suffix = postgres ? ", PostgreSQL" : "";
+    return [
+      ...options.histories.map((history) => ({
+        name: `long session, ${history.toLocaleString("en-US")} prior msgs${suffix}`,
+        job: { kind: "long" as const, baseURL: fake.baseURL, history, turns: options.steadyTurns, postgres },
+      })),
+      { name: `tool-heavy turn, 30 rounds × 20 KB${suffix}`, job: { kind: "heavy", baseURL: fake.baseURL, turns: options.heavyTurns, warmup: 1, postgres } },
+    ];
+  };
+  const cases = [...casesOn(false), ...(options.postgres && !unavailable ? casesOn(true) : [])];
   const results = new Map<string, CaseResult[]>();
   try {
     for (let run = 0; run < options.runs; run++) {
@@ -169,7 +186,8 @@ export function formatLongSessionBench(rows: LongSessionRow[]): string {
       rows.map((r) => [r.case, f(r.firstCpuMs), f(r.firstWallMs), f(r.cpuMsPerTurn), f(r.wallMsPerTurn), f(r.seededRssMiB, 0), f(r.peakRssMiB, 0)]),
     ),
     "(median (min–max) over runs, a process per run; long session: the first turn replays the newest of the seeded history,",
-    " CPU ms/turn is the 3-round bench-loop turn after it in the same session; tool-heavy: 30 rounds of one 20 KB tool result, fresh session per turn)",
+    " CPU ms/turn is the 3-round bench-loop turn after it in the same session; tool-heavy: 30 rounds of one 20 KB tool result, fresh session per turn;",
+    " PostgreSQL: the same on the PostgreSQL store (local server, a fresh database per process); CPU is nanobot's process only, not the server's)",
   ].join("\n");
 }
 

@@ -4,13 +4,14 @@
  *
  *   npx tsx bench/profile-turn.ts --history=1000 [--turns=40] [--warmup=10] [--contender=nanobot-loop]
  *                                 [--out=bench/profiles/loop-1000] [--no-profile] [--workload=loop|steady|heavy]
- *                                 [--place=memory|disk|lived]
+ *                                 [--place=memory|disk|lived] [--postgres]
  *
  * `loop` (default): each turn in its own session seeded with `history` messages (as the peers
  * bench); `steady`: every turn in ONE session seeded with `history` messages, after its first
  * turn; `heavy`: the `bench-heavy` turn (30 tool rounds of 20 KB), fresh session each.
  * `--place` (loop): where the seeded history is when a turn starts (see `HistoryPlace`; `lived`:
  * each session's first turn is run untimed before the warm-up, as the peers bench does).
+ * `--postgres`: nanobot-loop on the PostgreSQL store, in a throwaway database (support/postgres.ts).
  *
  * Prints CPU per turn (and how much of it ran on other threads than the main one: V8 compiles
  * optimized code and helps the GC on its own threads) and writes `<out>.md`, the top functions by self and by total time (the
@@ -24,6 +25,7 @@ import { dirname, join } from "node:path";
 import type { CreateContender, HistoryPlace } from "./contenders/types.js";
 import { EXPECTED_ANSWER, prepareLoopSessions } from "./contenders/types.js";
 import { mainThreadCpuMs } from "./support/proc-cpu.js";
+import { scratchDatabase } from "./support/postgres.js";
 import { startFakeLLMProcess } from "./support/processes.js";
 import { costTable, summarise } from "./support/profile-summary.js";
 import { arg } from "./support/args.js";
@@ -34,6 +36,8 @@ const warmup = Number(arg("warmup", "10"));
 const contenderName = arg("contender", "nanobot-loop");
 const profile = !process.argv.includes("--no-profile");
 const workload = arg("workload", "loop");
+/** nanobot-loop on the PostgreSQL store (a throwaway database on support/postgres.ts's server). */
+const postgres = process.argv.includes("--postgres");
 const placeArg = arg("place", "memory");
 const place: HistoryPlace = placeArg === "disk" || placeArg === "lived" ? placeArg : "memory";
 const stem = workload === "heavy" ? "heavy" : workload === "steady" ? `steady-${history}` : `${history}${place === "memory" ? "" : `-${place}`}`;
@@ -50,9 +54,10 @@ async function main(): Promise<void> {
   const fake = await startFakeLLMProcess(0);
   const workDir = mkdtempSync(join(tmpdir(), "nanobot-profile-"));
   process.env.HOME = workDir;
+  const database = postgres ? await scratchDatabase() : undefined;
   try {
     const mod = (await import(`./contenders/${contenderName}.js`)) as { createContender: CreateContender };
-    const c = await mod.createContender({ baseURL: fake.baseURL, workDir });
+    const c = await mod.createContender({ baseURL: fake.baseURL, workDir, ...(database ? { storeUrl: database.url } : {}) });
     const check = (a: string) => {
       if (a.trim() !== EXPECTED_ANSWER) throw new Error(`unexpected answer ${JSON.stringify(a)}`);
     };
@@ -113,6 +118,7 @@ async function main(): Promise<void> {
   } finally {
     await fake.close();
     rmSync(workDir, { recursive: true, force: true });
+    await database?.drop();
   }
 }
 

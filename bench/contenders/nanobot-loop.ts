@@ -43,7 +43,8 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
       },
     }),
   );
-  const env = { NANOBOT_HOME: home, HOME: setup.workDir };
+  // `storeUrl`: a PostgreSQL store instead of SQLite in the home (the long-session bench's PostgreSQL rows).
+  const env = { NANOBOT_HOME: home, HOME: setup.workDir, ...(setup.storeUrl ? { NANOBOT_STORE_URL: setup.storeUrl } : {}) };
   const loaded = await loadConfig({ configPath, env, cwd: setup.workDir });
   const runtime = new BenchRuntime({ config: loaded.config, home, env, connectMcp: false });
   const loop = new AgentLoop({ runtime, maxConcurrent: 1_000 });
@@ -77,6 +78,7 @@ export async function createContender(setup: ContenderSetup): Promise<Contender>
       // RESTART: the next commit starts the log over. Not TRUNCATE: emptying the file changes
       // the log's header, which other connections take for a write (`PRAGMA data_version`) and
       // so forget what they remember of the sessions; the gateway's own checkpoints never do.
+      if (setup.storeUrl) return;
       const db = new Database(stateDbPath(home));
       try {
         db.pragma("wal_checkpoint(RESTART)");

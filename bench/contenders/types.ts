@@ -10,6 +10,8 @@ export interface ContenderSetup {
   baseURL: string;
   /** A private temp dir (workspace, session files, HOME for peers that write there). */
   workDir: string;
+  /** nanobot-loop only: a `postgres://` store URL instead of SQLite in the temp dir. */
+  storeUrl?: string;
 }
 
 /**
