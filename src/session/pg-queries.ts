@@ -101,8 +101,15 @@ export class PgQueries {
 
   /** The session's current thread, creating session and thread if needed. */
   async currentThread(sessionKey: string): Promise<ThreadRow> {
+    const current = await this.currentThreadIfAny(sessionKey);
+    if (current) return current;
     const session = await this.ensureSession(sessionKey);
     return this.requireThread(session.current_thread_id!);
+  }
+
+  /** The session's current thread in one round trip; undefined when there is no session (or no thread yet). */
+  currentThreadIfAny(sessionKey: string): Promise<ThreadRow | undefined> {
+    return this.one<ThreadRow>("SELECT t.* FROM sessions s JOIN threads t ON t.id = s.current_thread_id WHERE s.key = $1", [sessionKey]);
   }
 
   async setCurrentThread(sessionKey: string, threadId: string): Promise<void> {

@@ -44,6 +44,8 @@ import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadersh
 const HISTORY_PAGE = 64;
 /** The most places a first read takes when the caller expects more than a page (`expectedMessages`). */
 const MAX_FIRST_PAGE = 1_000;
+/** Open turns whose session the store remembers (see `openTurns`). */
+const MAX_OPEN_TURNS = 10_000;
 
 export interface PgSessionStoreOptions {
   /** `postgres://user@host:port/database`; `?schema=name` keeps the tables in that schema. */
@@ -84,6 +86,12 @@ export class PgSessionStore implements PortableSessionStore {
   private readonly workers: PgWorkerId;
   /** Leases `beginTurn` took for a caller that held none, released when that turn closes. */
   private readonly turnLeases = new Map<string, SessionLease>();
+  /**
+   * The session of each turn this store began and has not closed: a turn's session never
+   * changes, so its writes (checkpoints, the close) take the session's lock without first
+   * reading the turn row for its key.
+   */
+  private readonly openTurns = new Map<string, string>();
   private readonly deliveries: PgDeliveries;
   /**
    * Replayed messages parsed before, by row id (rows are never updated, and the ids of a thread's
@@ -338,16 +346,23 @@ export class PgSessionStore implements PortableSessionStore {
 
   /** Runs `begin` holding the session's lease; a lease taken here is kept by the new turn until it closes. */
   private async underLease<T>(sessionKey: string, turnOf: (begun: T) => string, begin: () => Promise<T>): Promise<T> {
-    if (this.leases.holds(sessionKey)) return begin();
+    if (this.leases.holds(sessionKey)) return this.opened(sessionKey, turnOf, await begin());
     const lease = await this.leases.acquire(sessionKey);
     try {
       const begun = await begin();
       this.turnLeases.set(turnOf(begun), lease);
-      return begun;
+      return this.opened(sessionKey, turnOf, begun);
     } catch (error) {
       await lease.release();
       throw error;
     }
+  }
+
+  private opened<T>(sessionKey: string, turnOf: (begun: T) => string, begun: T): T {
+    // Turns another worker or process closes never leave this map: bounded, cleared wholesale.
+    if (this.openTurns.size >= MAX_OPEN_TURNS) this.openTurns.clear();
+    this.openTurns.set(turnOf(begun), sessionKey);
+    return begun;
   }
 
   async reopenInterruptedTurn(sessionKey: string, userMessageId: string): Promise<TurnHandle> {
@@ -363,6 +378,7 @@ export class PgSessionStore implements PortableSessionStore {
     try {
       await close();
     } finally {
+      this.openTurns.delete(turnId);
       const lease = this.turnLeases.get(turnId);
       this.turnLeases.delete(turnId);
       await lease?.release();
@@ -483,8 +499,7 @@ export class PgSessionStore implements PortableSessionStore {
       if (thread.session_key !== sessionKey) throw new SessionStoreError(`thread ${threadId} belongs to another session`);
       return thread;
     }
-    const session = await q.session(sessionKey);
-    return session?.current_thread_id ? q.thread(session.current_thread_id) : undefined;
+    return q.currentThreadIfAny(sessionKey);
   }
 
   /**
@@ -497,7 +512,7 @@ export class PgSessionStore implements PortableSessionStore {
       await this.pool,
       async (client: PoolClient) => {
         const q = new PgQueries(client, this.now, this.tokenCounter);
-        const key = await scopeSession(q, scope);
+        const key = "turn" in scope ? (this.openTurns.get(scope.turn) ?? (await scopeSession(q, scope))) : await scopeSession(q, scope);
         if (key !== undefined) await lockSession(client, key);
         return fn(q);
       },
