@@ -12,7 +12,6 @@ import { silentLogger } from "../core/logger.js";
 import type { Logger } from "../core/logger.js";
 import type { MessageTokenCounter } from "../core/token-counts.js";
 import type { Checkpoint, Message, RunResult, ToolMessage, UserMessage } from "../core/index.js";
-import { BudgetTrimmer, roughTokenEstimate } from "./history.js";
 import { PgDeliveries } from "./pg-deliveries.js";
 import { PgLeadership } from "./pg-leader.js";
 import { PgSessionLeases } from "./pg-leases.js";
@@ -30,20 +29,14 @@ import * as turns from "./pg-turns.js";
 import type { PgTurnOps } from "./pg-turns.js";
 import type { ImportResult, ImportThreadInput, PortableSessionStore, SessionRecords, ThreadExport } from "./records.js";
 import { sanitizeToolResults } from "./repair.js";
-import { ParsedMessages } from "./parsed-messages.js";
-import type { RowPlace } from "./parsed-messages.js";
+import { PgHistory } from "./pg-history.js";
 import { rowToMessage } from "./rows.js";
-import type { MessageRow } from "./rows.js";
 import { DEFAULT_RETRY } from "./sqlite-db.js";
 import type { RetryPolicy } from "./sqlite-db.js";
 import type { SessionRow, ThreadRow, TurnRow } from "./sqlite-queries.js";
 import { SessionStoreError } from "./types.js";
 import type { CloseTurnOptions, ConsolidationPoint, LoadHistoryOptions, Leadership, MetadataPatch, SessionInfo, SessionLease, ThreadInfo, TurnHandle, TurnInfo } from "./types.js";
 
-/** Places (and at most whole rows) read per round trip when a budgeted history load walks back from the newest message. */
-const HISTORY_PAGE = 64;
-/** The most places a first read takes when the caller expects more than a page (`expectedMessages`). */
-const MAX_FIRST_PAGE = 1_000;
 /** Open turns whose session the store remembers (see `openTurns`). */
 const MAX_OPEN_TURNS = 10_000;
 
@@ -93,12 +86,8 @@ export class PgSessionStore implements PortableSessionStore {
    */
   private readonly openTurns = new Map<string, string>();
   private readonly deliveries: PgDeliveries;
-  /**
-   * Replayed messages parsed before, by row id (rows are never updated, and the ids of a thread's
-   * rows are read on every replay, so other workers' inserts and deletes show). Besides the
-   * parsing, the same objects keep the token estimator's per-message counts warm.
-   */
-  private readonly parsed: ParsedMessages;
+  /** Replays histories from the rows' places and the messages parsed before (pg-history.ts). */
+  private readonly history: PgHistory;
 
   constructor(options: PgSessionStoreOptions) {
     const { url, schema } = splitSchema(options.url);
@@ -115,7 +104,7 @@ export class PgSessionStore implements PortableSessionStore {
     this.lockUrl = url;
     this.leaderRetryMs = options.leaderRetryMs;
     this.deliveries = new PgDeliveries(this.now);
-    this.parsed = new ParsedMessages(options.historyCacheBytes);
+    this.history = new PgHistory(options.historyCacheBytes);
     this.workers = new PgWorkerId({ url, namespace: this.schema ?? "public", pool: async () => (await this.migrate(), this.pool) });
     this.leases = new PgSessionLeases({
       url,
@@ -192,62 +181,8 @@ export class PgSessionStore implements PortableSessionStore {
   async loadHistory(sessionKey: string, options: LoadHistoryOptions = {}): Promise<Message[]> {
     return this.read(async (q) => {
       const thread = await this.resolveThread(q, sessionKey, options.threadId);
-      if (!thread) return [];
-      const summaryRow = thread.summary_seq === null ? undefined : await q.rowAt(thread.id, thread.summary_seq);
-      const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
-      const head = summary ? [summary] : [];
-      if (options.tokenBudget === undefined) {
-        const rows = await q.rowsFrom(thread.id, thread.replay_seq);
-        return [...head, ...rows.filter((r) => r.seq !== thread.summary_seq).map(rowToMessage)];
-      }
-      const estimate = options.estimate ?? roughTokenEstimate;
-      const trimmer = new BudgetTrimmer(options.tokenBudget - (summary ? estimate(summary) : 0), estimate);
-      await this.eachNewestFirst(q, thread, options.expectedMessages, (m) => trimmer.push(m));
-      return [...head, ...trimmer.result()];
+      return thread ? this.history.load(q, thread, options) : [];
     });
-  }
-
-  /**
-   * The thread's replayed messages, newest first, until `take` returns false. The places
-   * (`[id, seq]`) come first, the first read sized by what the caller expects to take; a whole
-   * row is read only for a place not parsed before, with the next uncached places (up to a page)
-   * in the same round trip. A steady turn thus reads the window's ids and the last turn's rows.
-   */
-  private async eachNewestFirst(q: PgQueries, thread: ThreadRow, expected: number | undefined, take: (message: Message) => boolean): Promise<void> {
-    let limit = Math.min(MAX_FIRST_PAGE, Math.max(HISTORY_PAGE, Math.ceil(expected ?? 0)));
-    for (let before = Number.MAX_SAFE_INTEGER; ; limit = HISTORY_PAGE) {
-      const places = await q.placesNewestFirst(thread.id, thread.replay_seq, before, limit);
-      let rows = new Map<number, MessageRow>();
-      for (let i = 0; i < places.length; i++) {
-        const place = places[i]!;
-        if (place[1] === thread.summary_seq) continue;
-        let message = this.parsed.get(thread.id, place);
-        if (!message) {
-          if (!rows.has(place[1])) rows = await q.rowsAtSeqs(thread.id, this.uncachedFrom(thread, places, i));
-          const row = rows.get(place[1]);
-          // The places and the rows come from one snapshot (a read transaction).
-          if (!row) throw new SessionStoreError(`message ${place[0]} vanished from its thread while the history was read`);
-          message = this.parsed.parse(row);
-        }
-        if (!take(message)) return;
-      }
-      if (places.length < limit) return;
-      before = places[places.length - 1]![1];
-    }
-  }
-
-  /** The seq at `places[from]` and those of the next places not parsed before, up to a page. */
-  private uncachedFrom(thread: ThreadRow, places: readonly RowPlace[], from: number): number[] {
-    const seqs = [places[from]![1]];
-    for (let j = from + 1; j < places.length && seqs.length < HISTORY_PAGE; j++) {
-      const place = places[j]!;
-      if (place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)) seqs.push(place[1]);
-    }
-    return seqs;
-  }
-
-  private parsedRow(row: MessageRow): Message {
-    return this.parsed.get(row.thread_id, [row.id, row.seq]) ?? this.parsed.parse(row);
   }
 
   async loadMessages(sessionKey: string, options: { threadId?: string } = {}): Promise<Message[]> {
