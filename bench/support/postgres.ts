@@ -3,21 +3,14 @@
  * a database that exists, e.g. `postgres`), and a throwaway database per measured process.
  */
 import pg from "pg";
+import { postgresUnreachable } from "../../test/support/pg-probe.js";
 
 export const BENCH_PG_URL = process.env["NANOBOT_BENCH_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 /** Why the bench's PostgreSQL cannot be used (one line), or undefined when it can. */
 export async function postgresUnavailable(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: BENCH_PG_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return undefined;
-  } catch (error) {
-    return `${BENCH_PG_URL.replace(/:[^:@/]*@/, ":***@")} unreachable (${(error as Error).message}); set NANOBOT_BENCH_PG_URL or start PostgreSQL`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  const why = await postgresUnreachable(BENCH_PG_URL);
+  return why && `${why}; set NANOBOT_BENCH_PG_URL or start PostgreSQL`;
 }
 
 /** A throwaway database on the bench's PostgreSQL; dropped by the returned function. */

@@ -64,6 +64,11 @@ export class ParsedMessages {
     return message;
   }
 
+  /** The row's message: the one parsed before, or parsed now. */
+  messageOf(row: MessageRow): Message {
+    return this.get(row.thread_id, [row.id, row.seq]) ?? this.parse(row);
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -33,7 +33,7 @@ export class PgHistory {
   /** The thread's replayed history (its summary first, if any), inside the caller's read transaction. */
   async load(q: PgQueries, thread: ThreadRow, options: LoadHistoryOptions): Promise<Message[]> {
     const summaryRow = thread.summary_seq === null ? undefined : await q.rowAt(thread.id, thread.summary_seq);
-    const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
+    const summary = summaryRow ? this.parsed.messageOf(summaryRow) : undefined;
     const head = summary ? [summary] : [];
     if (options.tokenBudget === undefined) {
       const rows = await q.rowsFrom(thread.id, thread.replay_seq);
@@ -83,9 +83,5 @@ export class PgHistory {
       if (place[1] !== thread.summary_seq && !this.parsed.get(thread.id, place)) seqs.push(place[1]);
     }
     return seqs;
-  }
-
-  private parsedRow(row: MessageRow): Message {
-    return this.parsed.get(row.thread_id, [row.id, row.seq]) ?? this.parsed.parse(row);
   }
 }

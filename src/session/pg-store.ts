@@ -447,7 +447,7 @@ export class PgSessionStore implements PortableSessionStore {
       await this.pool,
       async (client: PoolClient) => {
         const q = new PgQueries(client, this.now, this.tokenCounter);
-        const key = "turn" in scope ? (this.openTurns.get(scope.turn) ?? (await scopeSession(q, scope))) : await scopeSession(q, scope);
+        const key = ("turn" in scope ? this.openTurns.get(scope.turn) : undefined) ?? (await scopeSession(q, scope));
         if (key !== undefined) await lockSession(client, key);
         return fn(q);
       },

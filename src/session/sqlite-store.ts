@@ -162,7 +162,7 @@ export class SqliteSessionStore implements PortableSessionStore {
       // The snapshot has begun (the thread row was read): did another connection write before it?
       this.places.validate();
       const summaryRow = thread.summary_seq === null ? undefined : this.q.rowAt(thread.id, thread.summary_seq);
-      const summary = summaryRow ? this.parsedRow(summaryRow) : undefined;
+      const summary = summaryRow ? this.parsed.messageOf(summaryRow) : undefined;
       const head = summary ? [summary] : [];
       if (options.tokenBudget === undefined) {
         const all: Message[] = [];
@@ -217,10 +217,6 @@ export class SqliteSessionStore implements PortableSessionStore {
       for (const row of this.q.rowsBetween(threadId, seqs[seqs.length - 1]!, seqs[0]!)) rows.set(row.seq, row);
     }
     return rows;
-  }
-
-  private parsedRow(row: MessageRow): Message {
-    return this.parsed.get(row.thread_id, [row.id, row.seq]) ?? this.parsed.parse(row);
   }
 
   async loadMessages(sessionKey: string, options: { threadId?: string } = {}): Promise<Message[]> {

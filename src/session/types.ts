@@ -92,7 +92,8 @@ export interface LoadHistoryOptions {
   estimate?: (message: Message) => number;
   /**
    * About how many messages the budget will take (the turn's message cap): a hint a store sizes
-   * its first read by, so a replay that fits it takes one round trip. The budget still decides.
+   * its first read of the window by, so a replay that fits it reads it in one round trip. The
+   * budget still decides.
    */
   expectedMessages?: number;
   /** Read this thread instead of the current one (e.g. an archived thread). */

@@ -9,9 +9,8 @@ import { assistantMessage, userMessage } from "../../src/core/index.js";
 import type { Message } from "../../src/core/index.js";
 import { ParsedMessages } from "../../src/session/parsed-messages.js";
 import { rowToMessage } from "../../src/session/rows.js";
-import { PgSessionStore, SqliteSessionStore } from "../../src/session/index.js";
 import type { PortableSessionStore } from "../../src/session/index.js";
-import { describeEachStore, plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
+import { describeEachStore, openSpec, plainTurn, shape, storePerTest } from "./helpers/temp-store.js";
 import type { TempStores } from "./helpers/temp-store.js";
 
 const KEY = "api:cache";
@@ -115,8 +114,7 @@ await describeEachStore("a store with a small history cache", (kind) => {
   storePerTest((fx) => ({ stores } = fx), kind);
 
   it("replays correctly while the cache fills and clears in the middle of a load", async () => {
-    const spec = stores.spec("small.db");
-    const small = spec.kind === "sqlite" ? new SqliteSessionStore({ path: spec.path, historyCacheBytes: 6_000 }) : new PgSessionStore({ url: spec.url, schema: spec.schema, historyCacheBytes: 6_000 });
+    const small = openSpec(stores.spec("small.db"), { historyCacheBytes: 6_000 });
     try {
       // 30 messages, one page of places, about 16 of them fit in the cache: every load clears it midway.
       for (let i = 0; i < 15; i++) await plainTurn(small, KEY, `question ${i} ${"x".repeat(40)}`, `answer ${i}`);

@@ -4,24 +4,11 @@
  */
 import pg from "pg";
 import { randomBytes } from "node:crypto";
+import { postgresUnreachable } from "./pg-probe.js";
 import { requireService } from "./requires.js";
 import type { Requirement } from "./requires.js";
 
 export const TEST_PG_URL = process.env["NANOBOT_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test";
-
-/** Why the test database cannot be used, or undefined when it can. */
-async function probe(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: TEST_PG_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query("SELECT 1");
-    return undefined;
-  } catch (error) {
-    return `${TEST_PG_URL.replace(/:[^:@/]*@/, ":***@")} unreachable: ${(error as Error).message}`;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 let cached: Promise<Requirement> | undefined;
 
@@ -29,7 +16,7 @@ let cached: Promise<Requirement> | undefined;
 export function needsPostgres(): Promise<Requirement> {
   cached ??= requireService("postgresql", {
     start: "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (or set NANOBOT_TEST_PG_URL)",
-    probe,
+    probe: () => postgresUnreachable(TEST_PG_URL),
   });
   return cached;
 }

@@ -18,8 +18,9 @@ export type StoreKind = "sqlite" | "postgres";
 /** Where a store lives, as a child process can be told (JSON on its command line). */
 export type StoreSpec = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema: string };
 
-export function openSpec(spec: StoreSpec): PortableSessionStore {
-  return spec.kind === "sqlite" ? new SqliteSessionStore({ path: spec.path }) : new PgSessionStore({ url: spec.url, schema: spec.schema });
+/** `options`: what both stores take beside their location. */
+export function openSpec(spec: StoreSpec, options: { historyCacheBytes?: number } = {}): PortableSessionStore {
+  return spec.kind === "sqlite" ? new SqliteSessionStore({ path: spec.path, ...options }) : new PgSessionStore({ url: spec.url, schema: spec.schema, ...options });
 }
 
 /** `S`: SQLite by default (most helpers’ users); suites over both kinds use `TempStores<PortableSessionStore>`. */
