@@ -55,6 +55,9 @@ export async function prepareLoopSessions(c: Contender, history: number, count: 
   if (place === "lived") for (let i = 0; i < count; i++) check(await c.loopTurn(i));
 }
 
+/** How the worker marks the measured window of a loop job on stdout, for `profile-jit.ts`. */
+export const WINDOW_MARK = "=== bench window";
+
 /** The answer the fake LLM gives; a contender that returns anything else failed. */
 export const EXPECTED_ANSWER = "The benchmark answer: 42.";
 export const SLOW_TOOL_MS = 200;

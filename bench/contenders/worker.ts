@@ -5,11 +5,11 @@
  * lets the harness interleave contenders run by run. Console output is silenced (one peer logs
  * every tool call), so no contender pays for a terminal.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Contender, CreateContender, HistoryPlace } from "./types.js";
-import { EXPECTED_ANSWER, prepareLoopSessions } from "./types.js";
+import { EXPECTED_ANSWER, WINDOW_MARK, prepareLoopSessions } from "./types.js";
 import { mainThreadCpuMs } from "../support/proc-cpu.js";
 
 export type WorkerJob =
@@ -61,17 +61,24 @@ function cpuUs(): number {
 
 const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
 
+/** Marks the measured window on stdout for `profile-jit.ts` (V8's traces go there too); the peers bench ignores stdout. */
+function markWindow(edge: "start" | "end"): void {
+  if (process.env.BENCH_MARK_WINDOW === "1") writeSync(1, `${WINDOW_MARK} ${edge} ===\n`);
+}
+
 
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
     await prepareLoopSessions(c, job.history, Math.max(job.sessions ?? 0, job.warmup + job.runs), job.place ?? "memory", (answer) => check(answer, job.contender));
     for (let i = 0; i < job.warmup; i++) check(await c.loopTurn(i), job.contender);
     const baselineRssMiB = rssMiB();
+    markWindow("start");
     const cpu0 = cpuUs();
     const main0 = mainThreadCpuMs();
     const t0 = performance.now();
     for (let i = job.warmup; i < job.warmup + job.runs; i++) check(await c.loopTurn(i), job.contender);
     const wall = performance.now() - t0;
+    markWindow("end");
     return {
       cpuUsPerRun: (cpuUs() - cpu0) / job.runs,
       mainThreadCpuUsPerRun: ((mainThreadCpuMs() - main0) * 1000) / job.runs,

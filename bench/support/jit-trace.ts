@@ -1,0 +1,73 @@
+/**
+ * V8's optimizing-compiler traces inside the peers bench's measured window (`profile-jit.ts`):
+ * the worker runs with `--trace-opt --trace-deopt` and marks its window on stdout, where the
+ * traces go (line-buffered through `stdbuf`, so the marks and the traces keep their order).
+ */
+import { spawn } from "node:child_process";
+import { WINDOW_MARK } from "../contenders/types.js";
+import type { WorkerJob, WorkerResult } from "../contenders/worker.js";
+import { REPO_DIR } from "./processes.js";
+
+export interface WindowTrace {
+  /** Whether both marks were seen: a worker that never marked its window traced nothing here. */
+  sawWindow: boolean;
+  /** Milliseconds V8 reports per compiled function (prepare + concurrent compile + finalize). */
+  compiles: { name: string; ms: number }[];
+  deopts: string[];
+}
+
+/** `[completed compiling 0x… <JSFunction name (sfi = 0x…)> (target TURBOFAN) - took 0.012, 0.889, 0.032 ms]` */
+const COMPILED = /^\[completed compiling .*?<JSFunction (\S*).*took ([\d.]+), ([\d.]+), ([\d.]+) ms\]/;
+/** `[bailout (kind: deopt-eager, reason: …): begin. deoptimizing 0x… <JSFunction name …` */
+const BAILOUT = /^\[bailout \(kind: ([^,]+), reason: ([^)]*)\).*?<JSFunction (\S*)/;
+
+/** An anonymous function's trace reads `<JSFunction (sfi = 0x…)>`. */
+function functionName(traced: string | undefined): string {
+  return !traced || traced.startsWith("(") ? "(anonymous)" : traced;
+}
+
+export function parseWindow(stdout: string): WindowTrace {
+  const trace: WindowTrace = { sawWindow: false, compiles: [], deopts: [] };
+  let inside = false;
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith(WINDOW_MARK)) {
+      inside = line.includes("start");
+      if (!inside) trace.sawWindow = true;
+      continue;
+    }
+    if (!inside) continue;
+    const compiled = COMPILED.exec(line);
+    if (compiled) {
+      trace.compiles.push({ name: functionName(compiled[1]), ms: Number(compiled[2]) + Number(compiled[3]) + Number(compiled[4]) });
+      continue;
+    }
+    const bailout = BAILOUT.exec(line);
+    if (bailout) trace.deopts.push(`${functionName(bailout[3])}: ${bailout[2]} (${bailout[1]})`);
+  }
+  return trace;
+}
+
+export function runTraced(worker: string, job: WorkerJob): Promise<{ result: WorkerResult; trace: WindowTrace }> {
+  return new Promise((resolve, reject) => {
+    // stdbuf: V8 prints its traces through C's stdio, block-buffered on a pipe without it.
+    const child = spawn("stdbuf", ["-oL", process.execPath, "--trace-opt", "--trace-deopt", worker], {
+      cwd: REPO_DIR,
+      env: { ...process.env, BENCH_JOB: JSON.stringify(job), BENCH_MARK_WINDOW: "1" },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
+    let stdout = "";
+    let stderr = "";
+    let result: WorkerResult | undefined;
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("message", (msg: { ok: boolean; result?: WorkerResult; error?: string }) => {
+      if (msg.ok && msg.result) result = msg.result;
+      else reject(new Error(`${job.contender}: ${msg.error ?? "failed"}`));
+    });
+    child.once("close", (code) => {
+      if (result) resolve({ result, trace: parseWindow(stdout) });
+      else reject(new Error(`${job.contender}: worker exited with ${code}\n${stderr.slice(-2000)}`));
+    });
+  });
+}
+
