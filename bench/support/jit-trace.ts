@@ -64,6 +64,9 @@ export function runTraced(worker: string, job: WorkerJob): Promise<{ result: Wor
       if (msg.ok && msg.result) result = msg.result;
       else reject(new Error(`${job.contender}: ${msg.error ?? "failed"}`));
     });
+    child.once("error", (err: NodeJS.ErrnoException) => {
+      reject(err.code === "ENOENT" ? new Error("profile-jit needs `stdbuf` (GNU coreutils) to keep V8's traces in order with the window's marks") : err);
+    });
     child.once("close", (code) => {
       if (result) resolve({ result, trace: parseWindow(stdout) });
       else reject(new Error(`${job.contender}: worker exited with ${code}\n${stderr.slice(-2000)}`));
