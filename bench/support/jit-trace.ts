@@ -47,6 +47,7 @@ export function parseWindow(stdout: string): WindowTrace {
   return trace;
 }
 
+/** Runs `job` in the peers bench's worker under V8's traces; rejects unless the worker marked its window. */
 export function runTraced(worker: string, job: WorkerJob): Promise<{ result: WorkerResult; trace: WindowTrace }> {
   return new Promise((resolve, reject) => {
     // stdbuf: V8 prints its traces through C's stdio, block-buffered on a pipe without it.
@@ -68,9 +69,10 @@ export function runTraced(worker: string, job: WorkerJob): Promise<{ result: Wor
       reject(err.code === "ENOENT" ? new Error("profile-jit needs `stdbuf` (GNU coreutils) to keep V8's traces in order with the window's marks") : err);
     });
     child.once("close", (code) => {
-      if (result) resolve({ result, trace: parseWindow(stdout) });
-      else reject(new Error(`${job.contender}: worker exited with ${code}\n${stderr.slice(-2000)}`));
+      if (!result) return reject(new Error(`${job.contender}: worker exited with ${code}\n${stderr.slice(-2000)}`));
+      const trace = parseWindow(stdout);
+      if (trace.sawWindow) resolve({ result, trace });
+      else reject(new Error(`${job.contender}: the worker did not mark its measured window (a loop job marks it)`));
     });
   });
 }
-

@@ -1,8 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WINDOW_MARK } from "../../bench/contenders/types.js";
-import { parseWindow, runTraced } from "../../bench/support/jit-trace.js";
-import { plainWorker } from "../../bench/support/plain-worker.js";
-import { startFakeLLMProcess, type FakeLLM } from "../../bench/support/processes.js";
+import { parseWindow } from "../../bench/support/jit-trace.js";
 
 describe("optimizing compiles in the peers bench's window (profile-jit)", () => {
   it("counts only what V8 compiled and deoptimized between the worker's marks", () => {
@@ -26,26 +24,5 @@ describe("optimizing compiles in the peers bench's window (profile-jit)", () => 
     expect(trace.compiles[1]!.ms).toBeCloseTo(2.5, 6);
     expect(trace.deopts).toEqual(["randomSuffix: Insufficient type feedback for call (deopt-eager)"]);
     expect(parseWindow(compiled("noMarks", "1", "1", "1")).sawWindow).toBe(false);
-  });
-
-  describe("against the built worker", () => {
-    let fake: FakeLLM;
-    beforeAll(async () => {
-      fake = await startFakeLLMProcess(0);
-    });
-    afterAll(async () => {
-      await fake?.close();
-    });
-
-    it("traces the product turn's measured window, and the worker's figures come back as in the peers bench", async () => {
-      const worker = await plainWorker();
-      const { result, trace } = await runTraced(worker, { contender: "nanobot-loop", baseURL: fake.baseURL, workload: "loop", history: 0, runs: 40, warmup: 1 });
-      expect(trace.sawWindow).toBe(true);
-      expect(result.cpuUsPerRun).toBeGreaterThan(0);
-      // 40 turns make the turn's own code hot enough for TurboFan inside the window.
-      expect(trace.compiles.length).toBeGreaterThan(0);
-      for (const c of trace.compiles) expect(c.ms).toBeGreaterThan(0);
-      expect((await fake.stats()).requests).toBe(3 * 41);
-    }, 120_000);
   });
 });

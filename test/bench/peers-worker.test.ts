@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runWorker } from "../../bench/peers-bench.js";
+import { runTraced } from "../../bench/support/jit-trace.js";
 import { PLAIN_WORKER_DIR, assertLibraryBuilt, plainWorker } from "../../bench/support/plain-worker.js";
 import { startFakeLLMProcess, type FakeLLM } from "../../bench/support/processes.js";
 
@@ -41,6 +42,17 @@ describe("peers bench worker", () => {
     expect(Number.isFinite(result.mainThreadCpuUsPerRun)).toBe(true);
     expect(result.mainThreadCpuUsPerRun).toBeLessThanOrEqual(result.cpuUsPerRun! + 10_000);
   }, 60_000);
+
+  it("marks its measured window for profile-jit: V8's compiles inside it are traced, and the figures come back as usual", async () => {
+    await fake.reset(0);
+    const { result, trace } = await runTraced(await plainWorker(), { contender: "nanobot-loop", baseURL: fake.baseURL, workload: "loop", history: 0, runs: 40, warmup: 1 });
+    expect(trace.sawWindow).toBe(true);
+    expect(result.cpuUsPerRun).toBeGreaterThan(0);
+    // 40 turns make the turn's own code hot enough for TurboFan inside the window.
+    expect(trace.compiles.length).toBeGreaterThan(0);
+    for (const c of trace.compiles) expect(c.ms).toBeGreaterThan(0);
+    expect((await fake.stats()).requests).toBe(3 * 41);
+  }, 120_000);
 
   it("refuses a library build older than its sources", () => {
     const root = mkdtempSync(join(tmpdir(), "nanobot-plain-worker-"));
