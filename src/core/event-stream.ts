@@ -16,7 +16,8 @@ export class EventStream<E, R> implements AsyncIterable<E> {
   private readonly resultPromise: Promise<R>;
   private resolveResult!: (r: R) => void;
   private rejectResult!: (e: unknown) => void;
-  private readonly listeners = new Set<(event: E) => void>();
+  /** Observers (`subscribe`); made on the first, as most streams have none. */
+  private listeners: Set<(event: E) => void> | undefined;
   /** Set by `pipe()`: takes each event in place of the queue. */
   private sink: ((event: E) => void) | undefined;
 
@@ -54,11 +55,13 @@ export class EventStream<E, R> implements AsyncIterable<E> {
 
   push(event: E): void {
     if (this.done) return;
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch {
-        // A broken observer must not break the producer.
+    if (this.listeners) {
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch {
+          // A broken observer must not break the producer.
+        }
       }
     }
     if (this.sink) {
@@ -91,8 +94,9 @@ export class EventStream<E, R> implements AsyncIterable<E> {
 
   /** Observes every event as it is pushed, independent of iteration. Returns an unsubscribe. */
   subscribe(listener: (event: E) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    const listeners = (this.listeners ??= new Set());
+    listeners.add(listener);
+    return () => listeners.delete(listener);
   }
 
   /**

@@ -4,15 +4,20 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 
 /** Random bytes fetched 4 KiB at a time: a turn makes dozens of ids, one syscall each otherwise. */
 const POOL_SIZE = 4096;
-// Empty at first, so the first id fills the pool through the same call as every later refill:
-// optimised code then has seen that call, instead of deoptimising the first time it runs.
+/**
+ * The first fill's size: small, so the pool is refilled again within the first few dozen ids.
+ * V8 records what a call does only once the function has run a few times (it allocates the
+ * feedback lazily); a refill seen only on the very first call left optimised code without
+ * feedback for it, and the first refill after optimisation deoptimised the function.
+ */
+const FIRST_FILL = 128;
 let pool = Buffer.alloc(0);
-let poolOffset = POOL_SIZE;
+let poolOffset = 0;
 
 /** `length` random characters of [0-9a-z], from the pool (not for secrets: ids only). */
 export function randomSuffix(length: number): string {
-  if (poolOffset + length > POOL_SIZE) {
-    pool = randomBytes(POOL_SIZE);
+  if (poolOffset + length > pool.length) {
+    pool = randomBytes(pool.length === 0 ? FIRST_FILL : POOL_SIZE);
     poolOffset = 0;
   }
   let out = "";

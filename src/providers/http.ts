@@ -54,8 +54,9 @@ function safeJson(text: string): unknown {
  * POSTs `req` and hands its SSE messages to `onMessage` in order, until the body ends or
  * `onMessage` returns false. Rejects with `ProviderError` (HTTP, network, stall) or
  * `AbortedError` (caller's signal); an error `onMessage` throws comes out as it was thrown. The
- * underlying request is ended in every case. A callback rather than an async generator: one
- * promise per message instead of three, and less code for V8 to compile once it is hot.
+ * underlying request is ended in every case. A callback rather than an async generator: the
+ * messages reach it as the socket's chunks are parsed, with no promise per message, and there
+ * is less code for V8 to compile once it is hot.
  */
 export async function readSse(
   target: ModelTarget,
@@ -65,19 +66,23 @@ export async function readSse(
   onMessage: (message: EventSourceMessage) => boolean | void,
 ): Promise<void> {
   const source = await openSse(target, req, signal, progress);
+  // What `onMessage` threw comes out as it was; the source's own failures are mapped.
+  let thrown: { error: unknown } | undefined;
   try {
-    for (;;) {
-      let message: EventSourceMessage | undefined;
+    await source.each((message) => {
       try {
-        message = await source.next();
-      } catch (err) {
-        throw readFailure(err, target, signal, progress);
+        return onMessage(message);
+      } catch (error) {
+        thrown = { error };
+        return false;
       }
-      if (message === undefined || onMessage(message) === false) return;
-    }
+    });
+  } catch (err) {
+    throw readFailure(err, target, signal, progress);
   } finally {
     source.close();
   }
+  if (thrown) throw thrown.error;
 }
 
 function errorContext(target: ModelTarget, progress: StreamProgress): ErrorContext {

@@ -5,6 +5,7 @@
  */
 import { EventStream } from "../core/event-stream.js";
 import { AbortedError, ProviderError, errorMessage } from "../core/errors.js";
+import { onAbort } from "../core/on-abort.js";
 import type { LanguageModel, LLMRequest, ModelEvent, ModelResponse, ModelStream } from "../core/llm.js";
 import { modelErrorEvent } from "../core/llm.js";
 import { forwardEvents } from "./forward.js";
@@ -69,27 +70,26 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
     state: { streamed: boolean; started: boolean },
   ): Promise<ModelResponse> {
     const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    if (signal?.aborted) onAbort();
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const stopWatching = onAbort(signal, () => controller.abort(signal?.reason));
     let timedOut = false;
-    const arm = (ms: number) =>
-      setTimeout(() => {
-        timedOut = true;
-        controller.abort();
-      }, ms);
     const begun = Date.now();
     let limitMs = wallMs;
-    let timer = wallMs > 0 ? arm(wallMs) : undefined;
-    let extended = false;
+    // One timer per attempt: once the answer is streaming the (longer) streaming limit counts,
+    // from the start, and the timer checks which limit applies when it fires rather than being
+    // re-armed by the first delta of every answer.
+    const expire = (): void => {
+      const remaining = limitMs - (Date.now() - begun);
+      if (remaining > 0) {
+        timer = setTimeout(expire, remaining);
+        return;
+      }
+      timedOut = true;
+      controller.abort();
+    };
+    let timer = wallMs > 0 ? setTimeout(expire, wallMs) : undefined;
     const onContent = (): void => {
       state.streamed = true;
-      if (extended || timer === undefined || streamingWallMs <= wallMs) return;
-      // The answer is arriving: from here the (longer) streaming limit counts, from the start.
-      extended = true;
-      clearTimeout(timer);
-      limitMs = streamingWallMs;
-      timer = arm(Math.max(0, streamingWallMs - (Date.now() - begun)));
+      if (streamingWallMs > limitMs) limitMs = streamingWallMs;
     };
     try {
       const inner = model.stream(request, controller.signal);
@@ -115,7 +115,7 @@ export function withRetry(model: LanguageModel, options: RetryOptions = {}): Lan
       throw err;
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      stopWatching();
     }
   }
 

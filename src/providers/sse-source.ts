@@ -11,6 +11,7 @@ import { request as httpRequest } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { createParser } from "eventsource-parser";
+import { onAbort } from "../core/on-abort.js";
 import type { EventSourceMessage } from "eventsource-parser";
 import type { EncodedBody } from "./json-body.js";
 import type { FetchFunction } from "./types.js";
@@ -25,8 +26,12 @@ export interface SseSource {
   readonly headers: HeaderReader;
   /** The whole body as text (error answers, JSON instead of a stream). */
   text(): Promise<string>;
-  /** The next message; undefined at the end. Rejects with `StallSignal` after `idleMs` of silence. */
-  next(): Promise<EventSourceMessage | undefined>;
+  /**
+   * Hands each message to `onMessage` as it is parsed, until the body ends (resolves) or
+   * `onMessage` returns false (resolves; the rest is not read). Rejects with what `onMessage`
+   * threw, with `StallSignal` after `idleMs` of silence, or with the connection's error.
+   */
+  each(onMessage: (message: EventSourceMessage) => boolean | void): Promise<void>;
   /** Ends the request (idempotent). */
   close(): void;
 }
@@ -39,11 +44,8 @@ export interface SseRequestInit {
   signal: AbortSignal | undefined;
 }
 
-/** Thrown by `next()` when the server sent nothing for `idleMs`. */
+/** What `each()` rejects with when the server sent nothing for `idleMs`. */
 export class StallSignal extends Error {}
-
-/** Parsed messages buffered before the socket is paused (the consumer is slower than the server). */
-const HIGH_WATER = 256;
 
 /** Where a request goes, as `http.request` options: parsed once per endpoint, not per request. */
 interface Endpoint {
@@ -102,11 +104,7 @@ export function openWithNodeHttp(init: SseRequestInit): Promise<SseSource> {
       method: "POST",
       headers: { ...init.headers, "content-length": String(init.body.byteLength) },
     });
-    if (signal) {
-      const onAbort = (): void => void req.destroy(abortError(signal.reason));
-      signal.addEventListener("abort", onAbort, { once: true });
-      req.once("close", () => signal.removeEventListener("abort", onAbort));
-    }
+    if (signal) req.once("close", onAbort(signal, () => void req.destroy(abortError(signal.reason))));
     req.once("error", reject);
     req.once("response", (res) => {
       req.off("error", reject);
@@ -119,15 +117,20 @@ export function openWithNodeHttp(init: SseRequestInit): Promise<SseSource> {
   });
 }
 
+/** A dropped connection (`aborted`, sometimes without an `end`), as Node's own socket errors read. */
+const hangUp = (): Error => Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+
+/**
+ * The response read as it arrives: each socket chunk is fed to the parser, and each message it
+ * completes goes straight to the consumer, with no queue and no promise per message (the
+ * consumer is synchronous, so there is nothing to buffer for it).
+ */
 class NodeSseSource implements SseSource {
   readonly status: number;
   readonly headers: HeaderReader;
-  private readonly queue: EventSourceMessage[] = [];
-  private ended = false;
-  private failure: unknown;
-  private wake: (() => void) | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
-  private streaming = false;
+  /** Ends `each()`: set while it runs. */
+  private settle: ((err?: unknown) => void) | undefined;
 
   constructor(
     private readonly req: ReturnType<typeof httpRequest>,
@@ -151,24 +154,46 @@ class NodeSseSource implements SseSource {
       this.res.on("data", (chunk: string) => (text += chunk));
       this.res.once("end", () => resolve(text));
       this.res.once("error", reject);
-      this.res.once("aborted", () => reject(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })));
+      this.res.once("aborted", () => reject(hangUp()));
     });
   }
 
-  next(): Promise<EventSourceMessage | undefined> {
-    if (!this.streaming) this.startStreaming();
+  each(onMessage: (message: EventSourceMessage) => boolean | void): Promise<void> {
     return new Promise((resolve, reject) => {
-      const settle = (): boolean => {
-        const message = this.queue.shift();
-        if (message) {
-          if (this.queue.length < HIGH_WATER / 2 && this.res.isPaused()) this.res.resume();
-          resolve(message);
-        } else if (this.failure !== undefined) reject(this.failure);
-        else if (this.ended) resolve(undefined);
-        else return false;
-        return true;
+      const { req, res } = this;
+      let done = false;
+      const settle = (err?: unknown): void => {
+        if (done) return;
+        done = true;
+        this.settle = undefined;
+        this.stopIdleTimer();
+        if (err === undefined) resolve();
+        else reject(err);
       };
-      if (!settle()) this.wake = () => void settle();
+      this.settle = settle;
+      const parser = createParser({
+        onEvent: (message) => {
+          if (done) return;
+          let more: boolean | void;
+          try {
+            more = onMessage(message);
+          } catch (err) {
+            settle(err);
+            return;
+          }
+          if (more === false) settle();
+        },
+      });
+      this.armIdleTimer();
+      res.on("data", (chunk: string) => {
+        if (done) return;
+        this.armIdleTimer();
+        parser.feed(chunk);
+      });
+      res.once("end", () => settle());
+      res.once("error", settle);
+      res.once("aborted", () => settle(hangUp()));
+      req.once("error", settle);
     });
   }
 
@@ -178,23 +203,6 @@ class NodeSseSource implements SseSource {
     this.res.resume();
   }
 
-  private startStreaming(): void {
-    this.streaming = true;
-    const parser = createParser({ onEvent: (message) => this.queue.push(message) });
-    this.armIdleTimer();
-    this.res.on("data", (chunk: string) => {
-      this.armIdleTimer();
-      parser.feed(chunk);
-      if (this.queue.length >= HIGH_WATER) this.res.pause();
-      this.notify();
-    });
-    this.res.once("end", () => this.finish());
-    this.res.once("error", (err) => this.finish(err));
-    // A connection that drops mid-body: 'aborted' (and sometimes no 'end' at all).
-    this.res.once("aborted", () => this.finish(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })));
-    this.req.once("error", (err) => this.finish(err));
-  }
-
   /** Restarts the idle clock: one timer per stream, refreshed per chunk (not a new one each time). */
   private armIdleTimer(): void {
     if (this.idleTimer) {
@@ -202,7 +210,7 @@ class NodeSseSource implements SseSource {
       return;
     }
     this.idleTimer = setTimeout(() => {
-      this.finish(new StallSignal());
+      this.settle?.(new StallSignal());
       this.req.destroy();
     }, this.idleMs);
   }
@@ -211,29 +219,12 @@ class NodeSseSource implements SseSource {
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
   }
-
-  private finish(err?: unknown): void {
-    if (this.ended || this.failure !== undefined) return;
-    this.stopIdleTimer();
-    if (err === undefined) this.ended = true;
-    else this.failure = err;
-    this.notify();
-  }
-
-  private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
 }
 
 /** POSTs with an injected `fetch`. */
 export async function openWithFetch(fetchFn: FetchFunction, init: SseRequestInit): Promise<SseSource> {
   const controller = new AbortController();
-  const onAbort = (): void => controller.abort(init.signal?.reason);
-  if (init.signal?.aborted) onAbort();
-  init.signal?.addEventListener("abort", onAbort, { once: true });
-  const detach = (): void => init.signal?.removeEventListener("abort", onAbort);
+  const detach = onAbort(init.signal, () => controller.abort(init.signal?.reason));
   let res: Response;
   try {
     const body = Buffer.concat(init.body.chunks).toString("utf8");
@@ -247,15 +238,15 @@ export async function openWithFetch(fetchFn: FetchFunction, init: SseRequestInit
     status: res.status,
     headers: res.headers,
     text: () => res.text(),
-    next: async () => {
-      if (!res.body) return undefined;
-      if (!reader) {
-        // Loaded here: its class extends TransformStream, which would load web streams at start-up.
-        const { EventSourceParserStream } = await import("eventsource-parser/stream");
-        reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+    each: async (onMessage) => {
+      if (!res.body) return;
+      // Loaded here: its class extends TransformStream, which would load web streams at start-up.
+      const { EventSourceParserStream } = await import("eventsource-parser/stream");
+      reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+      for (;;) {
+        const next = await readWithIdleTimeout(reader, init.idleMs, controller);
+        if (next.done || onMessage(next.value) === false) return;
       }
-      const next = await readWithIdleTimeout(reader, init.idleMs, controller);
-      return next.done ? undefined : next.value;
     },
     close: () => {
       detach();
@@ -272,20 +263,18 @@ async function readWithIdleTimeout<T>(
   controller: AbortController,
 ): ReturnType<ReadableStreamDefaultReader<T>["read"]> {
   let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
+  let stopWatching = (): void => undefined;
   const interrupted = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       reject(new StallSignal());
       controller.abort();
     }, idleMs);
-    onAbort = () => reject(controller.signal.reason);
-    if (controller.signal.aborted) onAbort();
-    else controller.signal.addEventListener("abort", onAbort, { once: true });
+    stopWatching = onAbort(controller.signal, () => reject(controller.signal.reason));
   });
   try {
     return await Promise.race([reader.read(), interrupted]);
   } finally {
     clearTimeout(timer);
-    if (onAbort) controller.signal.removeEventListener("abort", onAbort);
+    stopWatching();
   }
 }

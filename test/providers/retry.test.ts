@@ -159,6 +159,25 @@ describe("wall timeout and abort", () => {
     expect(response?.message.content).toEqual([{ type: "text", text: "in time" }]);
   });
 
+  it("an answer that is streaming gets the streaming limit, and one that outlasts it too is cut at it", async () => {
+    // 10 chunks 60 ms apart: ~600 ms of streaming, past the 150 ms wall limit.
+    fake.enqueue({ text: "a long streamed answer!", chunkSize: 3, chunkDelayMs: 60 });
+    const { waits, sleep } = recordingSleep();
+    const lenient = withRetry(rawModel(fake, "chat"), { sleep, wallTimeoutMs: 150, streamingWallTimeoutMs: 5_000 });
+    const kept = await collect(lenient.stream(ask("hi")));
+    expect(kept.error).toBeUndefined();
+    expect(kept.response?.message.content).toEqual([{ type: "text", text: "a long streamed answer!" }]);
+    expect(waits).toEqual([]);
+
+    fake.enqueue({ text: "a long streamed answer!", chunkSize: 3, chunkDelayMs: 60 });
+    const strict = withRetry(rawModel(fake, "chat"), { sleep, wallTimeoutMs: 150, streamingWallTimeoutMs: 300 });
+    const cut = await collect(strict.stream(ask("hi")));
+    // Content reached the caller, so the timeout is final (no retry), and it names the streaming limit.
+    expect(cut.error).toBeInstanceOf(ProviderError);
+    expect((cut.error as ProviderError).message).toContain("no complete answer within 0.3s");
+    expect(waits).toEqual([]);
+  });
+
   it("abort during a retry wait ends with AbortedError and no further request", async () => {
     fake.enqueue(serverError());
     const controller = new AbortController();

@@ -117,7 +117,7 @@ it.each(TRANSPORTS)("keeps its connections for the next requests when a stream i
 });
 
 describe("node http requests", () => {
-  it("keeps no listener on a signal that outlives its requests, and still aborts the next one", async () => {
+  it("does not pile listeners on a signal that outlives its requests, and still aborts the next one", async () => {
     const controller = new AbortController();
     const init = () => ({
       url: `${fake.openaiBaseURL}/chat/completions`,
@@ -126,16 +126,17 @@ describe("node http requests", () => {
       idleMs: 5_000,
       signal: controller.signal,
     });
-    fake.enqueue({ text: "one" }, { text: "two" }, { text: "slow", delayMs: 5_000 });
-    for (let i = 0; i < 2; i++) {
+    fake.enqueue({ text: "one" }, { text: "two" }, { text: "three" }, { text: "slow", delayMs: 5_000 });
+    for (let i = 0; i < 3; i++) {
       const source = await openWithNodeHttp(init());
-      while (await source.next()) {
-        // drain to [DONE]
-      }
+      let messages = 0;
+      await source.each(() => void messages++);
+      expect(messages).toBeGreaterThan(1);
       source.close();
     }
     await new Promise((resolve) => setImmediate(resolve));
-    expect(EventEmitter.getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    // One native listener watches the signal for every request (core/on-abort.ts), not one per request.
+    expect(EventEmitter.getEventListeners(controller.signal, "abort").length).toBeLessThanOrEqual(1);
     const pending = openWithNodeHttp(init());
     setTimeout(() => controller.abort(), 50);
     await expect(pending).rejects.toMatchObject({ name: "AbortError" });

@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { AbortedError, ContextOverflowError, errorMessage } from "../../core/errors.js";
 import type { LanguageModel, LLMRequest, ModelResponse, ToolDefinition } from "../../core/llm.js";
 import type { Message } from "../../core/messages.js";
+import { onAbort } from "../../core/on-abort.js";
 import { ToolRegistry } from "../../tools/registry.js";
 import type { Tool } from "../../tools/tool.js";
 import { compactHistory, shouldCompact } from "../compaction/compact.js";
@@ -156,17 +157,6 @@ function withExtensions(defs: ToolDefinition[], extensions: AgentSpec["toolExten
   return out;
 }
 
-function abortRace(signal: AbortSignal | undefined): { promise: Promise<never>; dispose: () => void } {
-  let listener: (() => void) | undefined;
-  const promise = new Promise<never>((_, reject) => {
-    if (!signal) return;
-    listener = () => reject(new AbortedError(undefined, { cause: signal.reason }));
-    if (signal.aborted) listener();
-    else signal.addEventListener("abort", listener, { once: true });
-  });
-  promise.catch(() => undefined);
-  return { promise, dispose: () => listener && signal?.removeEventListener("abort", listener) };
-}
 
 /** Streams one model call, forwarding deltas; resolves with the (hook-adjusted) response. */
 async function callModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
@@ -227,11 +217,17 @@ async function streamModel(state: RunState, request: LLMRequest): Promise<ModelR
     })
     .catch(() => undefined);
   // A provider that ignores the signal must not keep an aborted run waiting.
-  const abort = abortRace(state.signal);
+  const signal = state.signal;
+  if (!signal) return stream.result();
+  let stopWatching = (): void => undefined;
+  const response = new Promise<ModelResponse>((resolve, reject) => {
+    stopWatching = onAbort(signal, () => reject(new AbortedError(undefined, { cause: signal.reason })));
+    stream.result().then(resolve, reject);
+  });
   try {
-    return await Promise.race([stream.result(), abort.promise]);
+    return await response;
   } finally {
-    abort.dispose();
+    stopWatching();
   }
 }
 

@@ -6,6 +6,7 @@
 import type { AgentEvent } from "../../core/events.js";
 import { ToolTimeoutError, errorMessage } from "../../core/errors.js";
 import { messageId } from "../../core/ids.js";
+import { onAbort } from "../../core/on-abort.js";
 import type { ToolCallPart, ToolMessage } from "../../core/messages.js";
 import type { ToolRegistry } from "../../tools/registry.js";
 import type { ToolContext, ToolOutput } from "../../tools/tool.js";
@@ -69,8 +70,7 @@ async function invokeWithTimeout(item: RunnableCall, deps: ToolRoundDeps): Promi
   const { tool, call } = item;
   const timeoutMs = tool.timeoutMs ?? deps.defaultTimeoutMs;
   const controller = new AbortController();
-  const onAbort = (): void => controller.abort(deps.signal?.reason);
-  deps.signal?.addEventListener("abort", onAbort, { once: true });
+  const stopWatching = onAbort(deps.signal, () => controller.abort(deps.signal?.reason));
   let timer: unknown;
   try {
     const timeout = new Promise<never>((_, reject) => {
@@ -91,7 +91,7 @@ async function invokeWithTimeout(item: RunnableCall, deps: ToolRoundDeps): Promi
     return await Promise.race([running, timeout]);
   } finally {
     deps.clock.clearTimeout(timer);
-    deps.signal?.removeEventListener("abort", onAbort);
+    stopWatching();
   }
 }
 
@@ -154,13 +154,11 @@ async function runCallIn(item: RunnableCall, deps: ToolRoundDeps, span: Span | u
 
 function abortPromise(signal: AbortSignal | undefined): { promise: Promise<"aborted">; dispose: () => void } {
   if (!signal) return { promise: new Promise(() => undefined), dispose: () => undefined };
-  let listener: (() => void) | undefined;
+  let dispose = (): void => undefined;
   const promise = new Promise<"aborted">((resolve) => {
-    if (signal.aborted) return resolve("aborted");
-    listener = () => resolve("aborted");
-    signal.addEventListener("abort", listener, { once: true });
+    dispose = onAbort(signal, () => resolve("aborted"));
   });
-  return { promise, dispose: () => listener && signal.removeEventListener("abort", listener) };
+  return { promise, dispose };
 }
 
 function isExternal(external: readonly ToolCallPart[], id: string): boolean {
