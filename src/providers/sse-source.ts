@@ -11,8 +11,8 @@ import { request as httpRequest } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { createParser } from "eventsource-parser";
-import { onAbort } from "../core/on-abort.js";
 import type { EventSourceMessage } from "eventsource-parser";
+import { onAbort } from "../core/on-abort.js";
 import type { EncodedBody } from "./json-body.js";
 import type { FetchFunction } from "./types.js";
 

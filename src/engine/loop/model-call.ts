@@ -157,7 +157,6 @@ function withExtensions(defs: ToolDefinition[], extensions: AgentSpec["toolExten
   return out;
 }
 
-
 /** Streams one model call, forwarding deltas; resolves with the (hook-adjusted) response. */
 async function callModel(state: RunState, request: LLMRequest): Promise<ModelResponse> {
   if (state.hooks.has("beforeIteration") || state.hooks.has("afterResponse")) return callModelWithHooks(state, request);
