@@ -4,7 +4,6 @@
  * its own worker process; runs are interleaved contender by contender (A B C … A B C …) and the
  * nanobot/peer ratio is taken per run so drift of the shared machine cancels.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { WorkerJob, WorkerResult } from "./contenders/worker.js";
 import { PEERS_DIR, STORED_CONTENDERS } from "./contenders/types.js";
@@ -14,6 +13,7 @@ import type { ColdStartResult } from "./cold-start.js";
 import { REPO_DIR, runToExit, startFakeLLMProcess } from "./support/processes.js";
 import type { FakeLLM } from "./support/processes.js";
 import { plainWorker } from "./support/plain-worker.js";
+import { runWorkerProcess } from "./support/worker-process.js";
 import { fmtSpread, pairedRatio, spread, table } from "./support/stats.js";
 import type { Spread } from "./support/stats.js";
 
@@ -75,27 +75,7 @@ export async function ensurePeers(log: (line: string) => void): Promise<void> {
  * `worker`: another checkout's built worker (ab-process.ts), this tree's by default.
  */
 export async function runWorker(job: WorkerJob, timeoutMs = 600_000, worker?: string): Promise<WorkerResult> {
-  worker ??= await plainWorker();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker], {
-      cwd: REPO_DIR,
-      env: { ...process.env, BENCH_JOB: JSON.stringify(job) },
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
-    });
-    let stderr = "";
-    let settled = false;
-    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.on("message", (msg: { ok: boolean; result?: WorkerResult; error?: string }) => {
-      settled = true;
-      if (msg.ok && msg.result) resolve(msg.result);
-      else reject(new Error(`${job.contender} ${job.workload}: ${msg.error ?? "failed"}`));
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      if (!settled) reject(new Error(`${job.contender} ${job.workload}: worker exited with ${code}\n${stderr.slice(-2000)}`));
-    });
-  });
+  return (await runWorkerProcess(worker ?? (await plainWorker()), job, { timeoutMs })).result;
 }
 
 type Pick = (r: WorkerResult) => number;

@@ -66,7 +66,6 @@ function markWindow(edge: "start" | "end"): void {
   if (process.env.BENCH_MARK_WINDOW === "1") writeSync(1, `${WINDOW_MARK} ${edge} ===\n`);
 }
 
-
 async function runJob(job: WorkerJob, c: Contender): Promise<Omit<WorkerResult, "peakRssMiB">> {
   if (job.workload === "loop") {
     await prepareLoopSessions(c, job.history, Math.max(job.sessions ?? 0, job.warmup + job.runs), job.place ?? "memory", (answer) => check(answer, job.contender));

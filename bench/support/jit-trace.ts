@@ -3,10 +3,9 @@
  * the worker runs with `--trace-opt --trace-deopt` and marks its window on stdout, where the
  * traces go (line-buffered through `stdbuf`, so the marks and the traces keep their order).
  */
-import { spawn } from "node:child_process";
 import { WINDOW_MARK } from "../contenders/types.js";
 import type { WorkerJob, WorkerResult } from "../contenders/worker.js";
-import { REPO_DIR } from "./processes.js";
+import { runWorkerProcess } from "./worker-process.js";
 
 export interface WindowTrace {
   /** Whether both marks were seen: a worker that never marked its window traced nothing here. */
@@ -48,31 +47,21 @@ export function parseWindow(stdout: string): WindowTrace {
 }
 
 /** Runs `job` in the peers bench's worker under V8's traces; rejects unless the worker marked its window. */
-export function runTraced(worker: string, job: WorkerJob): Promise<{ result: WorkerResult; trace: WindowTrace }> {
-  return new Promise((resolve, reject) => {
+export async function runTraced(worker: string, job: WorkerJob): Promise<{ result: WorkerResult; trace: WindowTrace }> {
+  let run: { result: WorkerResult; stdout: string };
+  try {
     // stdbuf: V8 prints its traces through C's stdio, block-buffered on a pipe without it.
-    const child = spawn("stdbuf", ["-oL", process.execPath, "--trace-opt", "--trace-deopt", worker], {
-      cwd: REPO_DIR,
-      env: { ...process.env, BENCH_JOB: JSON.stringify(job), BENCH_MARK_WINDOW: "1" },
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    run = await runWorkerProcess(worker, job, {
+      wrapper: ["stdbuf", "-oL"],
+      nodeFlags: ["--trace-opt", "--trace-deopt"],
+      env: { BENCH_MARK_WINDOW: "1" },
+      captureStdout: true,
     });
-    let stdout = "";
-    let stderr = "";
-    let result: WorkerResult | undefined;
-    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("message", (msg: { ok: boolean; result?: WorkerResult; error?: string }) => {
-      if (msg.ok && msg.result) result = msg.result;
-      else reject(new Error(`${job.contender}: ${msg.error ?? "failed"}`));
-    });
-    child.once("error", (err: NodeJS.ErrnoException) => {
-      reject(err.code === "ENOENT" ? new Error("profile-jit needs `stdbuf` (GNU coreutils) to keep V8's traces in order with the window's marks") : err);
-    });
-    child.once("close", (code) => {
-      if (!result) return reject(new Error(`${job.contender}: worker exited with ${code}\n${stderr.slice(-2000)}`));
-      const trace = parseWindow(stdout);
-      if (trace.sawWindow) resolve({ result, trace });
-      else reject(new Error(`${job.contender}: the worker did not mark its measured window (a loop job marks it)`));
-    });
-  });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new Error("profile-jit needs `stdbuf` (GNU coreutils) to keep V8's traces in order with the window's marks");
+    throw err;
+  }
+  const trace = parseWindow(run.stdout);
+  if (!trace.sawWindow) throw new Error(`${job.contender}: the worker did not mark its measured window (a loop job marks it)`);
+  return { result: run.result, trace };
 }
