@@ -8,12 +8,15 @@ import type { Command } from "commander";
 import { registerAgentCommand } from "./commands/agent.js";
 import { registerChannelsCommand } from "./commands/channels.js";
 import { registerConfigCommand } from "./commands/config.js";
+import { registerCompletionCommand } from "./commands/completion.js";
 import { registerCronCommand } from "./commands/cron.js";
 import { registerGatewayCommand } from "./commands/gateway.js";
+import { registerLogsCommand } from "./commands/logs.js";
 import { registerMcpCommand } from "./commands/mcp.js";
 import { registerOnboardCommand } from "./commands/onboard.js";
 import { registerServeMcpCommand } from "./commands/serve-mcp.js";
 import { registerPairingCommand } from "../channels/pairing-cli.js";
+import { registerServiceCommand } from "./commands/service.js";
 import { registerSessionsCommand } from "./commands/sessions.js";
 import { registerStatusCommand } from "./commands/status.js";
 import { registerStoreCommand } from "./commands/store.js";
@@ -34,5 +37,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerStatusCommand(program, ctx);
   registerSessionsCommand(program, ctx);
   registerStoreCommand(program, ctx);
+  registerLogsCommand(program, ctx);
+  registerServiceCommand(program, ctx);
+  registerCompletionCommand(program, ctx);
   return program;
 }

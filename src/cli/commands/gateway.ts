@@ -11,6 +11,8 @@ import { describeSandbox, resolveSandbox } from "../../tools/builtin/sandbox-mod
 import { scrubSecretText } from "../../core/scrub.js";
 import { printWarningsRefusingUnknownChannels } from "../channel-check.js";
 import type { CliContext } from "../context.js";
+import { processSignal } from "../stop-signal.js";
+import type { StopSignal } from "../stop-signal.js";
 
 interface GatewayOptions {
   host?: string;
@@ -23,22 +25,6 @@ function parsePort(value: string): number {
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError("expected a port number (0-65535)");
   return n;
 }
-
-/** Resolves on the first SIGINT or SIGTERM. A seam so tests can stop the gateway without signals. */
-export type StopSignal = () => Promise<string>;
-
-const processSignal: StopSignal = () =>
-  new Promise((resolve) => {
-    const on = (name: string) => (): void => {
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
-      resolve(name);
-    };
-    const onInt = on("SIGINT");
-    const onTerm = on("SIGTERM");
-    process.once("SIGINT", onInt);
-    process.once("SIGTERM", onTerm);
-  });
 
 export function registerGatewayCommand(program: Command, ctx: CliContext, waitForStop: StopSignal = processSignal): void {
   program
