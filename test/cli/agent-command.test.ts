@@ -2,12 +2,12 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
 import { textOf } from "../../src/core/message-helpers.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
+import type { InProcessRun } from "../support/cli-in-process.js";
 
 let root: string;
 let nbHome: string;
@@ -33,17 +33,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HOME: root, NANOBOT_HOME: nbHome },
-    cwd: root,
-  };
-  const code = await main(["node", "nanobot", ...args], io);
-  return { code, out, err };
+function run(args: string[]): Promise<InProcessRun> {
+  return runCliInProcess(args, { env: { HOME: root, NANOBOT_HOME: nbHome }, cwd: root });
 }
 
 describe("nanobot agent -m", () => {

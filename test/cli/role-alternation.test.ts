@@ -7,13 +7,13 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
 import { alternateRoles } from "../../src/engine/governance/alternate-roles.js";
 import { assistantMessage, textOf, userMessage } from "../../src/core/message-helpers.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
+import type { InProcessRun } from "../support/cli-in-process.js";
 
 let root: string;
 let fake: FakeLLM;
@@ -36,17 +36,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HOME: root, NANOBOT_HOME: join(root, "nb") },
-    cwd: root,
-  };
-  const code = await main(["node", "nanobot", "--config", join(root, "config.json"), ...args], io);
-  return { code, out, err };
+function run(args: string[]): Promise<InProcessRun> {
+  return runCliInProcess(["--config", join(root, "config.json"), ...args], { env: { HOME: root, NANOBOT_HOME: join(root, "nb") }, cwd: root });
 }
 
 describe("role alternation for an OpenAI-compatible provider", () => {

@@ -8,8 +8,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "../../src/cli/main.js";
-import type { CliIo } from "../../src/cli/io.js";
+import { appendFile } from "node:fs/promises";
+import { runCliInProcess } from "../support/cli-in-process.js";
+import { startNanobot } from "../support/nanobot-cli.js";
+import type { InProcessRun } from "../support/cli-in-process.js";
 
 let root: string;
 beforeEach(async () => {
@@ -19,17 +21,8 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HOME: root, NANOBOT_HOME: join(root, "nb"), PATH: process.env["PATH"] ?? "" },
-    cwd: root,
-  };
-  const code = await main(["node", "nanobot", ...args], io);
-  return { code, out, err };
+function run(args: string[]): Promise<InProcessRun> {
+  return runCliInProcess(args, { env: { HOME: root, NANOBOT_HOME: join(root, "nb"), PATH: process.env["PATH"] ?? "" }, cwd: root });
 }
 
 const hasCommand = (name: string): boolean => {
@@ -110,6 +103,31 @@ describe("nanobot logs", () => {
     );
     expect((await run(["logs", "--level", "warn"])).out).toBe("2026-12-07T12:01:00.000Z WARN  MCP server fs failed to start\n");
     expect((await run(["logs", "-n", "1", "--json"])).out).toBe(`${JSON.stringify(lines[2])}\n`);
+  });
+
+  it("-n reads back past a large log's tail window to find the last lines at the level asked", async () => {
+    await mkdir(join(root, "nb", "logs"), { recursive: true });
+    const debug = JSON.stringify({ level: 20, time: 0, msg: "x".repeat(100) });
+    const warn = JSON.stringify({ level: 40, time: 0, msg: "the only warning" });
+    await writeFile(join(root, "nb", "logs", "gateway.log"), `${warn}\n${`${debug}\n`.repeat(5000)}`);
+    expect((await run(["logs", "--level", "warn", "-n", "5", "--json"])).out).toBe(`${warn}\n`);
+    expect((await run(["logs", "-n", "2", "--json"])).out).toBe(`${debug}\n${debug}\n`);
+  });
+
+  it("-f follows a running log in a real process: new lines appear, a truncated log is read again from its start", async () => {
+    const log = join(root, "nb", "logs", "gateway.log");
+    await mkdir(join(root, "nb", "logs"), { recursive: true });
+    await writeFile(log, `${JSON.stringify({ level: 30, time: 0, msg: "before" })}\n`);
+    const p = startNanobot(["logs", "-f"], { cwd: root, env: { HOME: root, NANOBOT_HOME: join(root, "nb") } });
+    try {
+      await p.waitFor(/INFO {2}before/);
+      await appendFile(log, `${JSON.stringify({ level: 40, time: 0, msg: "appended" })}\n`);
+      await p.waitFor(/WARN {2}appended/);
+      await writeFile(log, `${JSON.stringify({ level: 50, time: 0, msg: "rotated" })}\n`);
+      await p.waitFor(/ERROR rotated/);
+    } finally {
+      expect(await p.stop()).toBe(0);
+    }
   });
 
   it("no log yet: says where it looks and how to start the gateway, exit 1", async () => {

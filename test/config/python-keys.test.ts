@@ -13,13 +13,13 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CHANNEL_TYPES } from "../../src/channels/channel-types.js";
 import { defaultChannelFactories } from "../../src/channels/factories.js";
-import { main } from "../../src/cli/main.js";
 import { assistantMessage, userMessage } from "../../src/core/message-helpers.js";
 import { SqliteSessionStore } from "../../src/session/sqlite-store.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { UNSUPPORTED_KEYS } from "../../src/config/python-keys.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
+import type { InProcessRun } from "../support/cli-in-process.js";
 
 let root: string;
 let workspace: string;
@@ -49,17 +49,8 @@ function base(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HOME: root, NANOBOT_HOME: join(root, "nb") },
-    cwd: root,
-  };
-  const code = await main(["node", "nanobot", "--config", join(root, "config.json"), ...args], io);
-  return { code, out, err };
+function run(args: string[]): Promise<InProcessRun> {
+  return runCliInProcess(["--config", join(root, "config.json"), ...args], { env: { HOME: root, NANOBOT_HOME: join(root, "nb") }, cwd: root });
 }
 
 describe("channel names", () => {

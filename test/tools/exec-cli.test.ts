@@ -9,11 +9,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
-import { main } from "../../src/cli/main.js";
 import { startFakeLLM } from "../fakes/fake-llm.js";
 import type { FakeLLM } from "../fakes/fake-llm-types.js";
 import { describeWithBwrap } from "./exec-helpers.js";
+import { runCliInProcess } from "../support/cli-in-process.js";
+import type { InProcessRun } from "../support/cli-in-process.js";
 
 const BIN = fileURLToPath(new URL("../../bin/nanobot.js", import.meta.url));
 
@@ -47,17 +47,8 @@ async function writeConfig(tools: Record<string, unknown>): Promise<void> {
   );
 }
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const io: CliIo = {
-    stdout: { write: (s: string) => (out += s) },
-    stderr: { write: (s: string) => (err += s) },
-    env: { HOME: root, NANOBOT_HOME: nbHome, PATH: process.env.PATH, OPENAI_API_KEY: "sk-test-secret", NANOBOT_TEST_VISIBLE: "yes-visible" },
-    cwd: root,
-  };
-  const code = await main(["node", "nanobot", ...args], io);
-  return { code, out, err };
+function run(args: string[]): Promise<InProcessRun> {
+  return runCliInProcess(args, { env: { HOME: root, NANOBOT_HOME: nbHome, PATH: process.env.PATH, OPENAI_API_KEY: "sk-test-secret", NANOBOT_TEST_VISIBLE: "yes-visible" }, cwd: root });
 }
 
 /** The exec result the model was sent back. */

@@ -123,10 +123,9 @@ export function fishScript(tree: readonly CommandNode[]): string {
     const notDeeper = n.subcommands.length ? [`not __fish_seen_subcommand_from ${n.subcommands.map((s) => s.name).join(" ")}`] : [];
     const condition = n.path === "" ? "__fish_use_subcommand" : [...seen, ...notDeeper].join("; and ");
     for (const s of n.subcommands) lines.push(`complete -c nanobot -n ${singleQuoted(condition)} -a ${s.name} -d ${singleQuoted(oneLine(s.description))}`);
-    const optCondition = n.path === "" ? "__fish_use_subcommand" : [...seen, ...notDeeper].join("; and ");
     for (const o of n.options) {
       const flags = o.flags.map((f) => (f.startsWith("--") ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`)).join(" ");
-      lines.push(`complete -c nanobot -n ${singleQuoted(optCondition)} ${flags}${o.takesValue ? " -r -F" : ""} -d ${singleQuoted(oneLine(o.description))}`);
+      lines.push(`complete -c nanobot -n ${singleQuoted(condition)} ${flags}${o.takesValue ? " -r -F" : ""} -d ${singleQuoted(oneLine(o.description))}`);
     }
   }
   return `${lines.join("\n")}\n`;

@@ -70,19 +70,32 @@ function levelOf(line: string): number {
   return raw.startsWith('"') ? (LEVELS[raw.slice(1, -1)] ?? Number.POSITIVE_INFINITY) : Number(raw);
 }
 
-/** Reads the complete lines of `file` from byte `from`; a partial last line waits for its newline. */
-async function readFrom(file: string, from: number): Promise<{ lines: string[]; next: number }> {
+/** The first window `-n` reads from the end of a log; doubled until it holds enough lines. */
+const TAIL_WINDOW_BYTES = 256 * 1024;
+
+/** The complete lines of `file` in bytes [from, to); a partial last line waits for its newline. */
+async function readLines(file: string, from: number, to: number): Promise<{ lines: string[]; next: number }> {
+  if (to <= from) return { lines: [], next: from };
   const handle = await open(file, "r");
   try {
-    const { size } = await handle.stat();
-    if (size <= from) return { lines: [], next: from };
-    const buffer = Buffer.alloc(size - from);
-    await handle.read(buffer, 0, buffer.length, from);
-    const end = buffer.lastIndexOf(0x0a);
+    const buffer = Buffer.alloc(to - from);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, from);
+    const end = buffer.subarray(0, bytesRead).lastIndexOf(0x0a);
     if (end < 0) return { lines: [], next: from };
     return { lines: buffer.subarray(0, end).toString("utf8").split("\n"), next: from + end + 1 };
   } finally {
     await handle.close();
+  }
+}
+
+/** The last `count` lines that `keep` accepts, reading back from the end only as far as needed. */
+async function tailLines(file: string, size: number, count: number, keep: (line: string) => boolean): Promise<{ lines: string[]; next: number }> {
+  for (let window = TAIL_WINDOW_BYTES; ; window *= 2) {
+    const from = Math.max(0, size - window);
+    const { lines, next } = await readLines(file, from, size);
+    // A window that starts mid-file starts mid-line: its first line is not whole.
+    const kept = (from > 0 ? lines.slice(1) : lines).filter(keep);
+    if (kept.length >= count || from === 0) return { lines: count === 0 ? [] : kept.slice(-count), next };
   }
 }
 
@@ -106,14 +119,13 @@ export function registerLogsCommand(program: Command, ctx: CliContext, waitForSt
       const loaded = await ctx.loadConfig(cmd);
       const file = gatewayLogFile(loaded.home);
       const min = opts.level ? LEVELS[opts.level]! : 0;
+      const keep = (line: string): boolean => line.trim() !== "" && levelOf(line) >= min;
       const print = (lines: readonly string[]): void => {
-        for (const line of lines) {
-          if (line.trim() === "" || levelOf(line) < min) continue;
-          ctx.io.stdout.write(`${opts.json ? line : renderLogLine(line, ctx.colors.out)}\n`);
-        }
+        for (const line of lines) ctx.io.stdout.write(`${opts.json ? line : renderLogLine(line, ctx.colors.out)}\n`);
       };
       let offset = 0;
-      if ((await fileSize(file)) === undefined) {
+      const size = await fileSize(file);
+      if (size === undefined) {
         if (!opts.follow) {
           ctx.io.stderr.write(`${ctx.colors.err.red("error:")} no gateway log at ${file} yet (start the gateway: nanobot gateway)\n`);
           ctx.exitCode = 1;
@@ -121,21 +133,20 @@ export function registerLogsCommand(program: Command, ctx: CliContext, waitForSt
         }
         ctx.io.stderr.write(`waiting for ${file} (start the gateway: nanobot gateway)\n`);
       } else {
-        const { lines, next } = await readFrom(file, 0);
-        const kept = lines.filter((l) => l.trim() !== "" && levelOf(l) >= min);
-        print(opts.lines === 0 ? [] : kept.slice(-opts.lines));
+        const { lines, next } = await tailLines(file, size, opts.lines, keep);
+        print(lines);
         offset = next;
       }
       if (!opts.follow) return;
       let stopping = false;
       const stopped = waitForStop().then(() => void (stopping = true));
       while (!stopping) {
-        const size = await fileSize(file);
+        const now = await fileSize(file);
         // Truncated or replaced by a smaller file: start again from its beginning.
-        if (size !== undefined && size < offset) offset = 0;
-        if (size !== undefined && size > offset) {
-          const { lines, next } = await readFrom(file, offset);
-          print(lines);
+        if (now !== undefined && now < offset) offset = 0;
+        if (now !== undefined && now > offset) {
+          const { lines, next } = await readLines(file, offset, now);
+          print(lines.filter(keep));
           offset = next;
         }
         await Promise.race([stopped, new Promise((r) => setTimeout(r, FOLLOW_POLL_MS))]);

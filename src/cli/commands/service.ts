@@ -129,10 +129,10 @@ interface Ran {
   output: string;
 }
 
-/** Runs a service-manager command with the command's environment; never throws. */
-function run(cmd: string, args: string[], env: Env): Promise<Ran> {
+/** Runs a service-manager command line with the command's environment; never throws. */
+function run([cmd, ...args]: readonly string[], env: Env): Promise<Ran> {
   return new Promise((done) => {
-    execFile(cmd, args, { env: env as NodeJS.ProcessEnv, timeout: 15_000 }, (err, stdout, stderr) => {
+    execFile(cmd!, args, { env: env as NodeJS.ProcessEnv, timeout: 15_000 }, (err, stdout, stderr) => {
       done({ ok: !err, output: `${stdout}${stderr}`.trim() || (err ? err.message : "") });
     });
   });
@@ -203,10 +203,10 @@ export function registerServiceCommand(program: Command, ctx: CliContext): void 
       let started = false;
       let manager: string | undefined;
       if (opts.start !== false) {
-        const probe = await run(m.probe[0]!, m.probe.slice(1), ctx.io.env);
+        const probe = await run(m.probe, ctx.io.env);
         if (probe.ok) {
-          await run(m.reload[0]!, m.reload.slice(1), ctx.io.env);
-          const start = await run(m.start[0]!, m.start.slice(1), ctx.io.env);
+          await run(m.reload, ctx.io.env);
+          const start = await run(m.start, ctx.io.env);
           started = start.ok;
           if (!start.ok) manager = start.output;
           lines.push(start.ok ? `started: ${m.start.join(" ")}` : `could not start it (${start.output}); run: ${m.start.join(" ")}`);
@@ -231,9 +231,9 @@ export function registerServiceCommand(program: Command, ctx: CliContext): void 
       return;
     }
     const m = managerCommands(spec);
-    const stopped = (await run(m.probe[0]!, m.probe.slice(1), ctx.io.env)).ok && (await run(m.stop[0]!, m.stop.slice(1), ctx.io.env)).ok;
+    const stopped = (await run(m.probe, ctx.io.env)).ok && (await run(m.stop, ctx.io.env)).ok;
     await rm(spec.file, { force: true });
-    if (stopped) await run(m.reload[0]!, m.reload.slice(1), ctx.io.env);
+    if (stopped) await run(m.reload, ctx.io.env);
     out(opts, { file: spec.file, removed: true, stopped }, [`removed ${spec.file}`, ...(stopped ? ["stopped and disabled"] : [`if it is still running: ${m.stop.join(" ")}`])]);
   });
 
@@ -241,7 +241,7 @@ export function registerServiceCommand(program: Command, ctx: CliContext): void 
     const spec = await specFor(cmd, opts);
     const installed = existsSync(spec.file);
     const m = managerCommands(spec);
-    const active = installed ? await run(m.active[0]!, m.active.slice(1), ctx.io.env) : { ok: false, output: "" };
+    const active = installed ? await run(m.active, ctx.io.env) : { ok: false, output: "" };
     const state = !installed ? "not installed" : active.ok ? "running" : `installed, not running${active.output ? ` (${active.output.split("\n")[0]})` : ""}`;
     out(opts, { file: spec.file, platform: spec.platform, installed, running: installed && active.ok }, [`${spec.file}: ${state}`]);
     if (!installed || !active.ok) ctx.exitCode = 1;
