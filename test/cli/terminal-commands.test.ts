@@ -78,6 +78,16 @@ describe("nanobot service", () => {
     expect((await run(["service", "status", "--platform", "linux"])).code).toBe(1);
   });
 
+  it("install where the service manager does not answer: the file is written, the commands to start it printed, exit 1", async () => {
+    const noManager = join(root, "empty-bin");
+    await mkdir(noManager);
+    const r = await runCliInProcess(["service", "install", "--platform", "linux"], { env: { HOME: root, NANOBOT_HOME: join(root, "nb"), PATH: noManager }, cwd: root });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("the service manager did not answer");
+    expect(r.out).toContain("start it with: systemctl --user daemon-reload && systemctl --user enable --now nanobot-gateway.service");
+    expect(await readFile(join(root, ".config", "systemd", "user", "nanobot-gateway.service"), "utf8")).toContain("ExecStart=");
+  });
+
   it("darwin: a launchd plist with the gateway's arguments", async () => {
     const r = await run(["service", "install", "--no-start", "--platform", "darwin", "--json"]);
     const plist = await readFile((JSON.parse(r.out) as { file: string }).file, "utf8");
